@@ -1,0 +1,3 @@
+from loadaware.cli import main
+
+raise SystemExit(main())

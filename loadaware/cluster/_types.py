@@ -1,0 +1,270 @@
+"""The cluster as loadaware sees it: immutable, already validated.
+
+Requests and allocatable are kept as integers in the units Kubernetes itself
+rounds to (millicores, bytes), so that fit checks match kube-scheduler's.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+
+EMPTY_LABELS: Mapping[str, str] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str  # NoSchedule | PreferNoSchedule | NoExecute
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Toleration:
+    key: str = ""  # empty with operator Exists tolerates every taint
+    operator: str = "Equal"  # Equal | Exists
+    value: str = ""
+    effect: str = ""  # empty matches every effect
+
+    def tolerates(self, taint: Taint) -> bool:
+        if self.effect and self.effect != taint.effect:
+            return False
+        if not self.key:
+            return self.operator == "Exists"
+        if self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return self.value == taint.value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Requirement:
+    """One matchExpressions entry of a label or node selector."""
+
+    key: str
+    operator: str  # In | NotIn | Exists | DoesNotExist | Gt | Lt
+    values: tuple[str, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        present = self.key in labels
+        match self.operator:
+            case "In":
+                return present and labels[self.key] in self.values
+            case "NotIn":
+                return not present or labels[self.key] not in self.values
+            case "Exists":
+                return present
+            case "DoesNotExist":
+                return not present
+            case "Gt" | "Lt":
+                if not present or len(self.values) != 1:
+                    return False
+                try:
+                    have, want = int(labels[self.key]), int(self.values[0])
+                except ValueError:
+                    return False
+                return have > want if self.operator == "Gt" else have < want
+        return False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LabelSelector:
+    """metav1.LabelSelector. An empty selector matches everything."""
+
+    match_labels: Mapping[str, str] = field(default_factory=dict)
+    match_expressions: tuple[Requirement, ...] = ()
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        for key, value in self.match_labels.items():
+            if labels.get(key) != value:
+                return False
+        return all(req.matches(labels) for req in self.match_expressions)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.match_labels and not self.match_expressions
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeSelectorTerm:
+    """One term of requiredDuringScheduling node affinity; terms are ORed."""
+
+    match_expressions: tuple[Requirement, ...] = ()
+    match_fields: tuple[Requirement, ...] = ()  # only metadata.name exists
+
+    def matches(self, node: Node) -> bool:
+        if not self.match_expressions and not self.match_fields:
+            return False  # an empty term matches no node, as in the API
+        if not all(r.matches(node.labels) for r in self.match_expressions):
+            return False
+        fields = {"metadata.name": node.name}
+        return all(r.matches(fields) for r in self.match_fields)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodAffinityTerm:
+    """A required (anti-)affinity term. `namespaces` empty and no namespace_selector
+    means the pod's own namespace, as in the API."""
+
+    label_selector: LabelSelector | None
+    topology_key: str
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: LabelSelector | None = None
+
+    def selects(
+        self,
+        owner_namespace: str,
+        other_namespace: str,
+        other_labels: Mapping[str, str],
+        namespace_labels: Mapping[str, Mapping[str, str]],
+    ) -> bool:
+        """Whether a pod (namespace, labels) is selected by this term of a pod in owner_namespace."""
+        if self.label_selector is None:
+            return False  # a nil selector matches no pod
+        if self.namespaces or self.namespace_selector is not None:
+            in_ns = other_namespace in self.namespaces
+            if not in_ns and self.namespace_selector is not None:
+                in_ns = self.namespace_selector.matches(
+                    namespace_labels.get(other_namespace, EMPTY_LABELS)
+                )
+        else:
+            in_ns = other_namespace == owner_namespace
+        return in_ns and self.label_selector.matches(other_labels)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OwnerRef:
+    kind: str
+    name: str
+    uid: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Node:
+    name: str
+    uid: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    allocatable_cpu_millicores: int
+    allocatable_memory_bytes: int
+    allocatable_pods: int = 110
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    ready: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pod:
+    namespace: str
+    name: str
+    uid: str = ""
+    node_name: str | None = None
+    phase: str = "Running"  # Pending | Running | Succeeded | Failed | Unknown
+    ready: bool = True
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+    # The controlling owner as written on the pod, and the top of its owner chain
+    # (Pod -> ReplicaSet -> Deployment gives owner=ReplicaSet, workload=Deployment).
+    owner: OwnerRef | None = None
+    workload: OwnerRef | None = None
+    # Effective requests as kube-scheduler computes them: max(sum of containers,
+    # largest init container) plus pod overhead.
+    cpu_request_millicores: int = 0
+    memory_request_bytes: int = 0
+    priority: int = 0
+    priority_class_name: str = ""
+    qos_class: str = "BestEffort"  # Guaranteed | Burstable | BestEffort
+    creation_timestamp: datetime.datetime | None = None
+    deletion_timestamp: datetime.datetime | None = None
+    restart_count: int = 0
+    has_local_storage: bool = False  # emptyDir (not memory-backed excluded, as descheduler) or hostPath
+    has_pvc: bool = False
+    has_resource_claims: bool = False
+    is_mirror: bool = False  # kubernetes.io/config.mirror annotation: a static pod's mirror
+    tolerations: tuple[Toleration, ...] = ()
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    required_node_affinity: tuple[NodeSelectorTerm, ...] = ()  # ORed; empty = no constraint
+    required_pod_affinity: tuple[PodAffinityTerm, ...] = ()
+    required_pod_anti_affinity: tuple[PodAffinityTerm, ...] = ()
+    host_ports: tuple[int, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def is_daemonset_pod(self) -> bool:
+        return self.owner is not None and self.owner.kind == "DaemonSet"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.phase in ("Succeeded", "Failed")
+
+    @property
+    def is_load(self) -> bool:
+        """Whether the pod occupies its node: bound and not finished."""
+        return self.node_name is not None and not self.is_terminal
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PodDisruptionBudget:
+    namespace: str
+    name: str
+    selector: LabelSelector | None  # None selects nothing; empty selects every pod in namespace
+    disruptions_allowed: int
+    min_available: str | None = None  # int or percent, as written
+    max_unavailable: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    def covers(self, pod: Pod) -> bool:
+        if pod.namespace != self.namespace or self.selector is None:
+            return False
+        return self.selector.matches(pod.labels)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Workload:
+    """A controller of pods: Deployment, ReplicaSet, StatefulSet, DaemonSet, Job."""
+
+    kind: str
+    namespace: str
+    name: str
+    uid: str = ""
+    replicas: int | None = None
+    owner: OwnerRef | None = None  # a ReplicaSet's Deployment
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}/{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClusterState:
+    nodes: tuple[Node, ...]
+    pods: tuple[Pod, ...]
+    pdbs: tuple[PodDisruptionBudget, ...] = ()
+    workloads: tuple[Workload, ...] = ()
+    namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    priority_classes: Mapping[str, int] = field(default_factory=dict)  # PriorityClass name -> value
+
+    @cached_property
+    def nodes_by_name(self) -> Mapping[str, Node]:
+        return {n.name: n for n in self.nodes}
+
+    @cached_property
+    def pods_by_node(self) -> Mapping[str, tuple[Pod, ...]]:
+        grouped: dict[str, list[Pod]] = {n.name: [] for n in self.nodes}
+        for pod in self.pods:
+            if pod.is_load and pod.node_name in grouped:
+                grouped[pod.node_name].append(pod)
+        return {name: tuple(pods) for name, pods in grouped.items()}
+
+    @cached_property
+    def workloads_by_key(self) -> Mapping[str, Workload]:
+        return {w.key: w for w in self.workloads}

@@ -1,0 +1,74 @@
+"""Errors loadaware raises on purpose, and the exit code each maps to.
+
+    LoadawareError                 exit 1  (base; anything unexpected is a bug)
+    ├── PolicyError                exit 2  invalid policy: names the field and what is allowed
+    ├── InputError                 exit 2  unreadable or invalid files and flags
+    ├── RefusedError               exit 3  fail-closed refusal; `reference` is the stable
+    │                                      reason code (stale-metrics, implausible-metrics, ...)
+    └── ClusterError               exit 1  the cluster refused or failed a call
+        ├── ConflictError                  409: the object changed under us
+        └── TooManyRequestsError           429: a PodDisruptionBudget refused an eviction
+
+An infeasible plan is not an error: it is an empty Plan with a reason.
+Only the CLI wrapper turns these into exit codes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class LoadawareError(Exception):
+    exit_code: int = 1
+    reference: str = "error"
+
+    def __init__(self, message: str, *, reference: str | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        if reference is not None:
+            self.reference = reference
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class PolicyError(LoadawareError):
+    """The policy is invalid. `problems` lists every problem found, one per field."""
+
+    exit_code = 2
+    reference = "invalid-policy"
+
+    def __init__(self, message: str, *, problems: Sequence[str] = (), hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.problems = tuple(problems)
+
+    def __str__(self) -> str:
+        if not self.problems:
+            return self.message
+        return self.message + "\n" + "\n".join(f"  - {p}" for p in self.problems)
+
+
+class InputError(LoadawareError):
+    exit_code = 2
+    reference = "invalid-input"
+
+
+class RefusedError(LoadawareError):
+    """A fail-closed refusal: nothing was evicted. `reference` is the reason code."""
+
+    exit_code = 3
+    reference = "refused"
+
+
+class ClusterError(LoadawareError):
+    exit_code = 1
+    reference = "cluster-error"
+
+
+class ConflictError(ClusterError):
+    reference = "conflict"
+
+
+class TooManyRequestsError(ClusterError):
+    reference = "too-many-requests"

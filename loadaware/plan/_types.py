@@ -1,0 +1,53 @@
+"""What a round decided: the Plan and its parts (the `-o json` contract of DESIGN.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+PlanStatus = Literal["planned", "noop", "refused"]
+NodeClass = Literal["hot", "cold", "normal", "excluded"]
+SolverMethod = Literal["milp", "greedy", "none"]
+RESOURCES: tuple[str, ...] = ("cpu", "memory")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Eviction:
+    pod: str  # namespace/name
+    node: str
+    expected_node: str | None
+    cpu_cores: float
+    memory_bytes: float
+    reason: str = "hotspot"
+    uid: str = ""
+    workload: str | None = None  # Kind/namespace/name of the top owner
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeReport:
+    name: str
+    node_class: NodeClass
+    pool: str | None
+    before: Mapping[str, float]  # utilisation ratio (0-1) of allocatable per resource
+    after: Mapping[str, float]
+    note: str = ""  # why excluded, or why a hot node could not be relieved
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SolverInfo:
+    method: SolverMethod
+    seconds: float = 0.0
+    objective: float | None = None
+    lower_bound: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Plan:
+    status: PlanStatus
+    reason: str
+    evictions: tuple[Eviction, ...] = ()
+    nodes: tuple[NodeReport, ...] = ()
+    solver: SolverInfo = SolverInfo(method="none")
+    # Why pods on hot nodes were not candidates: protection or rule name -> count.
+    skipped: Mapping[str, int] = field(default_factory=dict)

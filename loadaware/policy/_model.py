@@ -1,0 +1,245 @@
+"""The LoadAwarePolicy file model (pydantic, strict).
+
+Field names are snake_case in Python and camelCase in files. Unknown fields are
+errors, so a typo never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Annotated, Literal
+
+from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic.alias_generators import to_camel
+
+from loadaware.policy._duration import Duration
+
+Percent = Annotated[float, Field(ge=0, le=100)]
+NonNegativeInt = Annotated[int, Field(ge=0)]
+
+SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=True,
+        validate_default=True,
+    )
+
+
+class SecretReference(_Model):
+    namespace: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    key: str = Field(min_length=1)
+
+
+class AuthToken(_Model):
+    secret_reference: SecretReference
+
+
+class PrometheusQueries(_Model):
+    """PromQL overrides. Each must return one series per node (or pod) with the identity labels."""
+
+    node_cpu: str | None = None
+    node_memory: str | None = None
+    pod_cpu: str | None = None
+    pod_memory: str | None = None
+
+
+class PrometheusSource(_Model):
+    url: AnyHttpUrl
+    auth_token: AuthToken | None = None
+    token_file: str | None = None
+    ca_file: str | None = None
+    insecure_skip_verify: bool = False
+    timeout: Duration = datetime.timedelta(seconds=10)
+    headers: dict[str, str] = Field(default_factory=dict)
+    node_label: str = "instance"
+    rate_window: Duration = datetime.timedelta(minutes=5)
+    queries: PrometheusQueries = PrometheusQueries()
+
+    @model_validator(mode="after")
+    def _one_token_source(self) -> PrometheusSource:
+        if self.auth_token is not None and self.token_file is not None:
+            raise ValueError("set at most one of authToken and tokenFile")
+        return self
+
+
+class MetricsServerSource(_Model):
+    pass
+
+
+class MetricsSettings(_Model):
+    max_sample_age: Duration = datetime.timedelta(minutes=2)
+    on_stale_node: Literal["Refuse", "Exclude"] = "Refuse"
+    # With Exclude, refuse anyway when more than this fraction of nodes would be excluded.
+    max_excluded_fraction: Annotated[float, Field(ge=0, le=1)] = 0.1
+    prometheus: PrometheusSource | None = None
+    metrics_server: MetricsServerSource | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> MetricsSettings:
+        if self.prometheus is not None and self.metrics_server is not None:
+            raise ValueError("set one metrics source: prometheus or metricsServer, not both")
+        return self
+
+
+class ResourcePercents(_Model):
+    """Percent of node allocatable per resource. An unset resource is not judged."""
+
+    cpu: Percent | None = None
+    memory: Percent | None = None
+
+    def as_dict(self) -> dict[str, float]:
+        return {k: v for k, v in (("cpu", self.cpu), ("memory", self.memory)) if v is not None}
+
+
+class NodePool(_Model):
+    name: str = Field(min_length=1)
+    node_selector: dict[str, str] = Field(default_factory=dict)  # matchLabels
+    thresholds: ResourcePercents = ResourcePercents(cpu=40, memory=50)
+    target_thresholds: ResourcePercents = ResourcePercents(cpu=70, memory=80)
+    # As descheduler's useDeviationThresholds: the thresholds are distances below
+    # and above the pool's mean utilisation rather than absolute percentages.
+    use_deviation_thresholds: bool = False
+
+    @model_validator(mode="after")
+    def _thresholds_consistent(self) -> NodePool:
+        low, high = self.thresholds.as_dict(), self.target_thresholds.as_dict()
+        if not high:
+            raise ValueError("targetThresholds must set at least one of cpu, memory")
+        if set(low) != set(high):
+            raise ValueError(
+                "thresholds and targetThresholds must name the same resources "
+                f"(thresholds: {sorted(low)}, targetThresholds: {sorted(high)})"
+            )
+        if not self.use_deviation_thresholds:
+            for resource in high:
+                if low[resource] > high[resource]:
+                    raise ValueError(
+                        f"thresholds.{resource} ({low[resource]:g}) must not exceed "
+                        f"targetThresholds.{resource} ({high[resource]:g})"
+                    )
+        return self
+
+
+class PriorityThreshold(_Model):
+    value: int | None = None
+    name: str | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> PriorityThreshold:
+        if (self.value is None) == (self.name is None):
+            raise ValueError("set exactly one of value and name")
+        return self
+
+
+class Namespaces(_Model):
+    include: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _not_both(self) -> Namespaces:
+        if self.include and self.exclude:
+            raise ValueError("set include or exclude, not both")
+        return self
+
+
+class SelectorRequirement(_Model):
+    key: str = Field(min_length=1)
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _values_fit_operator(self) -> SelectorRequirement:
+        if self.operator in ("In", "NotIn") and not self.values:
+            raise ValueError(f"operator {self.operator} needs at least one value")
+        if self.operator in ("Exists", "DoesNotExist") and self.values:
+            raise ValueError(f"operator {self.operator} takes no values")
+        return self
+
+
+class LabelSelectorSpec(_Model):
+    match_labels: dict[str, str] = Field(default_factory=dict)
+    match_expressions: list[SelectorRequirement] = Field(default_factory=list)
+
+
+DefaultProtection = Literal[
+    "PodsWithLocalStorage", "DaemonSetPods", "SystemCriticalPods", "FailedBarePods"
+]
+ExtraProtection = Literal["PodsWithPVC", "PodsWithoutPDB", "PodsWithResourceClaims"]
+
+
+class PodProtections(_Model):
+    """descheduler's podProtections: names and meanings as there."""
+
+    default_disabled: list[DefaultProtection] = Field(default_factory=list)
+    extra_enabled: list[ExtraProtection] = Field(default_factory=list)
+
+
+class EvictorSettings(_Model):
+    node_fit: bool = True
+    min_replicas: NonNegativeInt = 0
+    min_pod_age: Duration = datetime.timedelta(0)
+    priority_threshold: PriorityThreshold | None = None
+    namespaces: Namespaces = Namespaces()
+    label_selector: LabelSelectorSpec = LabelSelectorSpec()
+    pod_protections: PodProtections = PodProtections()
+
+
+class Limits(_Model):
+    """Eviction budgets for one round. None means no limit."""
+
+    max_no_of_pods_to_evict_per_node: NonNegativeInt | None = None
+    max_no_of_pods_to_evict_per_namespace: NonNegativeInt | None = None
+    max_no_of_pods_to_evict_per_workload: NonNegativeInt | None = None
+    max_no_of_pods_to_evict_total: NonNegativeInt | None = None
+
+
+class Schedule(_Model):
+    name: str = Field(min_length=1)
+    cron: str = Field(min_length=1)
+    timezone: str = "UTC"
+    dry_run: bool | None = None
+    pools: list[str] | None = None
+
+
+class WebhookSettings(_Model):
+    token_file: str | None = None
+    action_label: dict[str, str] = Field(default_factory=lambda: {"loadaware_action": "rebalance"})
+    cooldown: Duration = datetime.timedelta(minutes=5)
+
+
+class ServeSettings(_Model):
+    listen: str = "0.0.0.0:8080"
+    webhook: WebhookSettings = WebhookSettings()
+
+
+def _default_pools() -> list[NodePool]:
+    return [NodePool(name="default")]
+
+
+class LoadAwarePolicy(_Model):
+    api_version: Literal["loadaware.io/v1alpha1"] = "loadaware.io/v1alpha1"
+    kind: Literal["LoadAwarePolicy"] = "LoadAwarePolicy"
+    metrics: MetricsSettings = MetricsSettings()
+    node_pools: list[NodePool] = Field(default_factory=_default_pools, min_length=1)
+    evictor: EvictorSettings = EvictorSettings()
+    limits: Limits = Limits()
+    dry_run: bool = False
+    schedules: list[Schedule] = Field(default_factory=list)
+    serve: ServeSettings = ServeSettings()
+
+    @model_validator(mode="after")
+    def _pool_names_unique(self) -> LoadAwarePolicy:
+        names = [p.name for p in self.node_pools]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"nodePools names must be unique; repeated: {', '.join(dupes)}")
+        return self
+
+
+__all__ = ["SYSTEM_CRITICAL_PRIORITY", "LoadAwarePolicy", "SecretStr"]
