@@ -2,17 +2,24 @@
 
 Requests and allocatable are kept as integers in the units Kubernetes itself
 rounds to (millicores, bytes), so that fit checks match kube-scheduler's.
+
+Mapping fields are left out of the generated __hash__ (dicts are unhashable), so
+that pods, nodes and selectors can still be kept in sets and used as keys;
+equality still compares them.
 """
 
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 
 EMPTY_LABELS: Mapping[str, str] = MappingProxyType({})
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,10 +70,11 @@ class Requirement:
             case "Gt" | "Lt":
                 if not present or len(self.values) != 1:
                     return False
-                try:
-                    have, want = int(labels[self.key]), int(self.values[0])
-                except ValueError:
+                have_text, want_text = labels[self.key], self.values[0]
+                # Go's strconv.ParseInt, unlike int(), refuses spaces and underscores.
+                if not (_INTEGER.fullmatch(have_text) and _INTEGER.fullmatch(want_text)):
                     return False
+                have, want = int(have_text), int(want_text)
                 return have > want if self.operator == "Gt" else have < want
         return False
 
@@ -75,7 +83,7 @@ class Requirement:
 class LabelSelector:
     """metav1.LabelSelector. An empty selector matches everything."""
 
-    match_labels: Mapping[str, str] = field(default_factory=dict)
+    match_labels: Mapping[str, str] = field(default_factory=dict, hash=False)
     match_expressions: tuple[Requirement, ...] = ()
 
     def matches(self, labels: Mapping[str, str]) -> bool:
@@ -122,7 +130,8 @@ class PodAffinityTerm:
         other_labels: Mapping[str, str],
         namespace_labels: Mapping[str, Mapping[str, str]],
     ) -> bool:
-        """Whether a pod (namespace, labels) is selected by this term of a pod in owner_namespace."""
+        """Whether a pod (namespace, labels) is selected by this term of a pod in
+        owner_namespace."""
         if self.label_selector is None:
             return False  # a nil selector matches no pod
         if self.namespaces or self.namespace_selector is not None:
@@ -147,7 +156,7 @@ class OwnerRef:
 class Node:
     name: str
     uid: str = ""
-    labels: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict, hash=False)
     allocatable_cpu_millicores: int
     allocatable_memory_bytes: int
     allocatable_pods: int = 110
@@ -164,8 +173,8 @@ class Pod:
     node_name: str | None = None
     phase: str = "Running"  # Pending | Running | Succeeded | Failed | Unknown
     ready: bool = True
-    labels: Mapping[str, str] = field(default_factory=dict)
-    annotations: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict, hash=False)
+    annotations: Mapping[str, str] = field(default_factory=dict, hash=False)
     # The controlling owner as written on the pod, and the top of its owner chain
     # (Pod -> ReplicaSet -> Deployment gives owner=ReplicaSet, workload=Deployment).
     owner: OwnerRef | None = None
@@ -180,12 +189,13 @@ class Pod:
     creation_timestamp: datetime.datetime | None = None
     deletion_timestamp: datetime.datetime | None = None
     restart_count: int = 0
-    has_local_storage: bool = False  # emptyDir (not memory-backed excluded, as descheduler) or hostPath
+    # Any emptyDir (memory-backed ones too, as in the descheduler) or hostPath volume.
+    has_local_storage: bool = False
     has_pvc: bool = False
     has_resource_claims: bool = False
     is_mirror: bool = False  # kubernetes.io/config.mirror annotation: a static pod's mirror
     tolerations: tuple[Toleration, ...] = ()
-    node_selector: Mapping[str, str] = field(default_factory=dict)
+    node_selector: Mapping[str, str] = field(default_factory=dict, hash=False)
     required_node_affinity: tuple[NodeSelectorTerm, ...] = ()  # ORed; empty = no constraint
     required_pod_affinity: tuple[PodAffinityTerm, ...] = ()
     required_pod_anti_affinity: tuple[PodAffinityTerm, ...] = ()
@@ -250,8 +260,9 @@ class ClusterState:
     pods: tuple[Pod, ...]
     pdbs: tuple[PodDisruptionBudget, ...] = ()
     workloads: tuple[Workload, ...] = ()
-    namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    priority_classes: Mapping[str, int] = field(default_factory=dict)  # PriorityClass name -> value
+    namespace_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict, hash=False)
+    # PriorityClass name -> value
+    priority_classes: Mapping[str, int] = field(default_factory=dict, hash=False)
 
     @cached_property
     def nodes_by_name(self) -> Mapping[str, Node]:

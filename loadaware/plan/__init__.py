@@ -1,1 +1,33 @@
-"""(filled in below)"""
+"""Planning: which pods leave which hot nodes, and where their replacements should land.
+
+Pure and deterministic: a ClusterState, a Usage, a Policy and the time go in,
+a Plan comes out. No HTTP, no Kubernetes client, no clock, no environment —
+which is what makes offline planning, simulation and benchmarks possible.
+Solver wall time is measured by the caller.
+"""
+
+from loadaware.plan._build import build_plan
+from loadaware.plan._candidates import EvictionRules, PodVerdict, judge_pod
+from loadaware.plan._classify import NodeTable, classify_nodes, pool_of
+from loadaware.plan._fit import Occupancy
+from loadaware.plan._output import plan_to_json
+from loadaware.plan._scheduler import predict_node
+from loadaware.plan._types import RESOURCES, Eviction, NodeReport, Plan, SolverInfo
+
+__all__ = [
+    "RESOURCES",
+    "Eviction",
+    "EvictionRules",
+    "NodeReport",
+    "NodeTable",
+    "Occupancy",
+    "Plan",
+    "PodVerdict",
+    "SolverInfo",
+    "build_plan",
+    "classify_nodes",
+    "judge_pod",
+    "plan_to_json",
+    "pool_of",
+    "predict_node",
+]

@@ -7,9 +7,18 @@ errors, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import datetime
+import zoneinfo
 from typing import Annotated, Literal
 
-from pydantic import AnyHttpUrl, BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import (
+    AnyHttpUrl,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from loadaware.policy._duration import Duration
@@ -206,6 +215,28 @@ class Schedule(_Model):
     dry_run: bool | None = None
     pools: list[str] | None = None
 
+    @field_validator("cron")
+    @classmethod
+    def _five_fields(cls, value: str) -> str:
+        # Only the shape is checked here; the scheduler parses the fields themselves.
+        if len(value.split()) != 5:
+            raise ValueError(
+                f"cron {value!r} must have 5 fields: minute hour day-of-month month day-of-week"
+            )
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_timezone(cls, value: str) -> str:
+        # A misspelt zone would otherwise only surface when `serve` starts.
+        try:
+            zoneinfo.ZoneInfo(value)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+            raise ValueError(
+                f"unknown time zone {value!r}; use an IANA name such as UTC or Europe/Berlin"
+            ) from None
+        return value
+
 
 class WebhookSettings(_Model):
     token_file: str | None = None
@@ -233,13 +264,16 @@ class LoadAwarePolicy(_Model):
     schedules: list[Schedule] = Field(default_factory=list)
     serve: ServeSettings = ServeSettings()
 
-    @model_validator(mode="after")
-    def _pool_names_unique(self) -> LoadAwarePolicy:
-        names = [p.name for p in self.node_pools]
+    # A field validator, not a model one, so that a repeated name is reported
+    # together with problems elsewhere in the file rather than only once they are fixed.
+    @field_validator("node_pools")
+    @classmethod
+    def _pool_names_unique(cls, pools: list[NodePool]) -> list[NodePool]:
+        names = [p.name for p in pools]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"nodePools names must be unique; repeated: {', '.join(dupes)}")
-        return self
+        return pools
 
 
 __all__ = ["SYSTEM_CRITICAL_PRIORITY", "LoadAwarePolicy", "SecretStr"]

@@ -1,4 +1,7 @@
-"""Builders for internal types, with keyword modifiers: make_pod("p1", cpu_millicores=400, node="n1")."""
+"""Builders for internal types, with keyword modifiers.
+
+make_pod("p1", cpu_millicores=400, node="n1")
+"""
 
 from __future__ import annotations
 
@@ -66,7 +69,7 @@ def make_pod(
     namespace: str = "default",
     cpu_millicores: int = 100,
     memory_bytes: int = 128 * MiB,
-    owner: OwnerRef | None | str = "rs",
+    owner: OwnerRef | str | None = "rs",
     workload: OwnerRef | None = None,
     labels: Mapping[str, str] | None = None,
     annotations: Mapping[str, str] | None = None,

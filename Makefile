@@ -1,0 +1,52 @@
+# Two commands on a fresh Debian 12 machine with Python 3.11:
+#   make demo   - install into .venv and run the embedded simulation
+#   make test   - install test dependencies (Python and Debian packages) and run the checks
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PYTEST_ARGS ?=
+
+.PHONY: demo test lint format install install-test system-deps bench schema clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+
+install-test: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+
+# Real Prometheus and Alertmanager for the tests (Debian packages; no service is started).
+system-deps:
+	@if ! command -v promtool >/dev/null || ! command -v prometheus-alertmanager >/dev/null; then \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends \
+			prometheus prometheus-alertmanager >/dev/null; \
+	fi
+
+demo: install
+	$(BIN)/loadaware simulate
+
+lint: install-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+
+format: install-test
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+test: install-test system-deps lint
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+schema: install
+	$(BIN)/python -m loadaware.policy
+
+bench: install
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build dist *.egg-info

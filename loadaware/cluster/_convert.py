@@ -1,0 +1,920 @@
+"""Raw Kubernetes objects (as `kubectl get -o json` prints them) to ClusterState.
+
+Kinds read: v1 Node, Pod and Namespace, policy/v1 PodDisruptionBudget, apps/v1
+ReplicaSet, Deployment, StatefulSet and DaemonSet, batch/v1 Job,
+scheduling.k8s.io/v1 PriorityClass. `*List` objects are flattened; other kinds
+are ignored. Every field is type-checked as it is read: a bad object raises
+InputError naming the object and the field path, never a KeyError or a
+TypeError from deep inside.
+
+Where an object lacks a field the API server would have defaulted (a
+hand-written file), the default is the API server's; where a guess could make a
+pod look evictable that is not, the input is refused instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import functools
+import gc
+from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType
+from typing import Any, NoReturn, TypeAlias
+
+from loadaware.cluster import _quantity, _types
+from loadaware.errors import InputError
+
+RawObject: TypeAlias = Mapping[str, Any]
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+# (API group, kind) of the objects read; the version is not checked so that
+# older dumps (policy/v1beta1, apps/v1beta2) still load.
+_NODE = ("", "Node")
+_POD = ("", "Pod")
+_NAMESPACE = ("", "Namespace")
+_PDB = ("policy", "PodDisruptionBudget")
+_PRIORITY_CLASS = ("scheduling.k8s.io", "PriorityClass")
+_CLUSTER_SCOPED = frozenset({_NODE, _NAMESPACE, _PRIORITY_CLASS})
+_WORKLOAD = ("", "")  # stands for every kind in _WORKLOAD_KINDS
+_WORKLOAD_KINDS = frozenset(
+    {
+        ("apps", "ReplicaSet"),
+        ("apps", "Deployment"),
+        ("apps", "StatefulSet"),
+        ("apps", "DaemonSet"),
+        ("batch", "Job"),
+    }
+)
+
+# Built into every API server; pods naming them get these values from admission.
+_UNKNOWN_CLASS_PRIORITY = 2_000_000_000
+_SYSTEM_PRIORITY_CLASSES = {
+    "system-cluster-critical": 2_000_000_000,
+    "system-node-critical": 2_000_001_000,
+}
+
+_LABEL_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
+_NODE_SELECTOR_OPERATORS = _LABEL_OPERATORS | {"Gt", "Lt"}
+_TAINT_EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
+
+# kubelet's default maxPods, used when a hand-written node states no pod capacity.
+_DEFAULT_MAX_PODS = 110
+
+# The API server sets this immutable label on every namespace (since 1.21);
+# namespaceSelectors commonly rely on it.
+_NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+class _Reader:
+    """Typed access to one raw object's fields; failures name the object and the path.
+
+    A path may hold `{}` placeholders filled from the trailing arguments (list
+    indexes), so that it is formatted only when something is wrong: formatting
+    every path up front costs more than reading the fields.
+    """
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def fail(self, path: str, problem: str, *where: object) -> NoReturn:
+        raise InputError(f"{self.what}: {path.format(*where) if where else path}: {problem}")
+
+    # Each accessor checks `type(...) is` first: isinstance() against the
+    # collections ABCs dominates the time of a 150,000-pod load otherwise.
+
+    def mapping(self, value: Any, path: str, *where: object) -> Mapping[str, Any]:
+        if type(value) is dict:
+            return value
+        if value is None:
+            return _EMPTY
+        if not isinstance(value, Mapping):
+            self.fail(path, f"expected an object, got {_type_name(value)}", *where)
+        return value
+
+    def sequence(self, value: Any, path: str, *where: object) -> list[Any]:
+        if type(value) is list:
+            return value
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.fail(path, f"expected a list, got {_type_name(value)}", *where)
+        return value
+
+    def string(self, value: Any, path: str, *where: object) -> str:
+        if type(value) is str:
+            return value
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            self.fail(path, f"expected a string, got {_type_name(value)}", *where)
+        return value
+
+    def integer(self, value: Any, path: str, *where: object) -> int:
+        if type(value) is int:
+            return value
+        if not isinstance(value, int) or isinstance(value, bool):
+            self.fail(path, f"expected an integer, got {_type_name(value)}", *where)
+        return value
+
+    def boolean(self, value: Any, path: str, *where: object) -> bool:
+        if value is None:
+            return False
+        if not isinstance(value, bool):
+            self.fail(path, f"expected true or false, got {_type_name(value)}", *where)
+        return value
+
+    def strings(self, value: Any, path: str, *where: object) -> tuple[str, ...]:
+        items = self.sequence(value, path, *where)
+        for i, item in enumerate(items):
+            if not isinstance(item, str):
+                self.fail(
+                    f"{path.format(*where)}[{i}]", f"expected a string, got {_type_name(item)}"
+                )
+        return tuple(items)
+
+    def string_map(self, value: Any, path: str, *where: object) -> dict[str, str]:
+        if value is None:
+            return {}
+        result = dict(self.mapping(value, path, *where))
+        for key, item in result.items():
+            # YAML turns unquoted `true` or `1` into non-strings; the API would refuse them.
+            if type(item) is not str or type(key) is not str:
+                self.fail(
+                    f"{path.format(*where)}.{key}",
+                    f"expected a string, got {_type_name(item)} (quote it)",
+                )
+        return result
+
+    def nanos(self, value: Any, path: str, *where: object) -> int:
+        """A non-negative quantity in nano-units (see _quantity.to_nanos)."""
+        try:
+            amount = _quantity.to_nanos(value)
+        except ValueError as exc:
+            self.fail(path, str(exc), *where)
+        if amount < 0:
+            self.fail(path, f"{value!r} is negative", *where)
+        return amount
+
+    def timestamp(self, value: Any, path: str, *where: object) -> datetime.datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, datetime.datetime):
+            moment = value  # YAML reads unquoted timestamps itself
+        elif type(value) is str:
+            try:
+                moment = datetime.datetime.fromisoformat(value)
+            except ValueError:
+                self.fail(path, f"invalid timestamp {value!r}: expected RFC 3339", *where)
+        else:
+            self.fail(path, f"expected an RFC 3339 timestamp, got {_type_name(value)}", *where)
+        if moment.tzinfo is None:
+            return moment.replace(tzinfo=datetime.UTC)
+        return moment.astimezone(datetime.UTC)
+
+
+@contextlib.contextmanager
+def paused_garbage_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector while bulk-building objects.
+
+    Building hundreds of thousands of containers triggers a full collection
+    again and again, each walking everything built so far: that more than
+    doubles the time of a 150,000-pod load. Nothing built here forms cycles.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
+def _api_group(raw: RawObject) -> str:
+    api_version = raw.get("apiVersion")
+    if not isinstance(api_version, str) or "/" not in api_version:
+        return ""
+    return api_version.split("/", 1)[0]
+
+
+def iter_objects(objects: Iterable[Any]) -> Iterator[RawObject]:
+    """The objects, with `kind: List` (and any `*List` with `items`) flattened, nulls skipped."""
+    for obj in objects:
+        if obj is None:
+            continue
+        if type(obj) is not dict and not isinstance(obj, Mapping):
+            raise InputError(f"expected a Kubernetes object, got {_type_name(obj)}")
+        kind = obj.get("kind")
+        if isinstance(kind, str) and kind.endswith("List") and "items" in obj:
+            items = obj["items"]
+            if items is None:
+                continue
+            if not isinstance(items, list):
+                raise InputError(f"{kind}: items: expected a list, got {_type_name(items)}")
+            yield from iter_objects(items)
+        else:
+            yield obj
+
+
+def cluster_state_from_objects(objects: Iterable[Any]) -> _types.ClusterState:
+    """Convert raw objects (Lists allowed) into a ClusterState; InputError on a bad object."""
+    with paused_garbage_collection():
+        return _cluster_state_from_objects(objects)
+
+
+def _cluster_state_from_objects(objects: Iterable[Any]) -> _types.ClusterState:
+    by_kind: dict[tuple[str, str], list[tuple[RawObject, _Reader]]] = {}
+    for position, raw in enumerate(iter_objects(objects), start=1):
+        kind = raw.get("kind")
+        if not isinstance(kind, str) or not kind:
+            raise InputError(
+                f"object #{position}: kind: missing; every object needs kind and apiVersion"
+            )
+        key = (_api_group(raw), kind)
+        if key in _WORKLOAD_KINDS:
+            key = _WORKLOAD  # one list, so that workloads keep their input order
+        if key in (_NODE, _POD, _NAMESPACE, _PDB, _PRIORITY_CLASS, _WORKLOAD):
+            namespaced = key not in _CLUSTER_SCOPED
+            by_kind.setdefault(key, []).append((raw, _reader_for(raw, kind, position, namespaced)))
+
+    namespace_labels = _unique(
+        "Namespace", (_convert_namespace(raw, r) for raw, r in by_kind.get(_NAMESPACE, ()))
+    )
+    priority_classes = _unique(
+        "PriorityClass",
+        (_convert_priority_class(raw, r) for raw, r in by_kind.get(_PRIORITY_CLASS, ())),
+    )
+    default_priority = _global_default_priority(by_kind.get(_PRIORITY_CLASS, ()))
+
+    workloads = [_convert_workload(raw, r) for raw, r in by_kind.get(_WORKLOAD, ())]
+    workload_index = _unique("workload", ((w.key, w) for w in workloads))
+
+    nodes = [_convert_node(raw, r) for raw, r in by_kind.get(_NODE, ())]
+    _unique("Node", ((n.name, n) for n in nodes))
+
+    resolver = _WorkloadResolver(workload_index)
+    pods = [
+        _convert_pod(raw, r, resolver, priority_classes, default_priority)
+        for raw, r in by_kind.get(_POD, ())
+    ]
+    _unique("Pod", ((p.key, p) for p in pods))
+
+    pdbs = [_convert_pdb(raw, r) for raw, r in by_kind.get(_PDB, ())]
+    _unique("PodDisruptionBudget", ((p.key, p) for p in pdbs))
+
+    return _types.ClusterState(
+        nodes=tuple(nodes),
+        pods=tuple(pods),
+        pdbs=tuple(pdbs),
+        workloads=tuple(workloads),
+        namespace_labels=namespace_labels,
+        priority_classes=priority_classes,
+    )
+
+
+def _reader_for(raw: RawObject, kind: str, position: int, namespaced: bool) -> _Reader:
+    meta = raw.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
+    if not isinstance(name, str) or not name:
+        raise InputError(f"{kind} (object #{position}): metadata.name: missing")
+    if not namespaced:
+        return _Reader(f"{kind} {name}")
+    if not isinstance(namespace, str) or not namespace:
+        namespace = "default"  # see _namespace_of
+    return _Reader(f"{kind} {namespace}/{name}")
+
+
+def _unique(what: str, entries: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    """Entries by key, refusing the same object twice: two versions of one object
+    would leave it unclear which state to plan against."""
+    result: dict[str, Any] = {}
+    for key, value in entries:
+        if key in result:
+            raise InputError(f"{what} {key} appears more than once in the input")
+        result[key] = value
+    return result
+
+
+def _namespace_of(raw: RawObject, r: _Reader) -> str:
+    # kubectl prints the namespace; a hand-written object without one lands in
+    # `default`, as `kubectl apply` would put it.
+    return r.string(raw["metadata"].get("namespace"), "metadata.namespace") or "default"
+
+
+def _owner_of(raw: RawObject, r: _Reader) -> _types.OwnerRef | None:
+    """The controller ownerReference, else the first one."""
+    refs = r.sequence(raw["metadata"].get("ownerReferences"), "metadata.ownerReferences")
+    if not refs:
+        return None
+    chosen = 0
+    for i, ref in enumerate(refs):
+        if type(ref) is dict and ref.get("controller") is True:
+            chosen = i
+            break
+    path = "metadata.ownerReferences[{}]"
+    ref = r.mapping(refs[chosen], path, chosen)
+    kind = r.string(ref.get("kind"), path + ".kind", chosen)
+    name = r.string(ref.get("name"), path + ".name", chosen)
+    if not kind or not name:
+        r.fail(path, "an owner reference needs kind and name", chosen)
+    return _owner_ref(kind, name, r.string(ref.get("uid"), path + ".uid", chosen))
+
+
+@functools.lru_cache(maxsize=4096)
+def _owner_ref(kind: str, name: str, uid: str) -> _types.OwnerRef:
+    # Shared: the pods of one ReplicaSet all carry the same reference.
+    return _types.OwnerRef(kind=kind, name=name, uid=uid)
+
+
+def _label_selector(r: _Reader, value: Any, path: str) -> _types.LabelSelector | None:
+    if value is None:
+        return None
+    selector = r.mapping(value, path)
+    return _types.LabelSelector(
+        match_labels=r.string_map(selector.get("matchLabels"), f"{path}.matchLabels"),
+        match_expressions=_requirements(
+            r, selector.get("matchExpressions"), f"{path}.matchExpressions", _LABEL_OPERATORS
+        ),
+    )
+
+
+def _requirements(
+    r: _Reader, value: Any, path: str, operators: frozenset[str]
+) -> tuple[_types.Requirement, ...]:
+    result = []
+    for i, item in enumerate(r.sequence(value, path)):
+        item_path = f"{path}[{i}]"
+        entry = r.mapping(item, item_path)
+        key = r.string(entry.get("key"), f"{item_path}.key")
+        operator = r.string(entry.get("operator"), f"{item_path}.operator")
+        if not key:
+            r.fail(f"{item_path}.key", "missing")
+        if operator not in operators:
+            r.fail(
+                f"{item_path}.operator",
+                f"{operator!r} is not one of {', '.join(sorted(operators))}",
+            )
+        values = r.strings(entry.get("values"), f"{item_path}.values")
+        result.append(_types.Requirement(key=key, operator=operator, values=values))
+    return tuple(result)
+
+
+# --- cluster-scoped helpers ---------------------------------------------------------------
+
+
+def _convert_namespace(raw: RawObject, r: _Reader) -> tuple[str, dict[str, str]]:
+    name: str = raw["metadata"]["name"]
+    labels = r.string_map(raw["metadata"].get("labels"), "metadata.labels")
+    labels.setdefault(_NAMESPACE_NAME_LABEL, name)
+    return name, labels
+
+
+def _convert_priority_class(raw: RawObject, r: _Reader) -> tuple[str, int]:
+    if "value" not in raw:
+        r.fail("value", "missing")
+    return raw["metadata"]["name"], r.integer(raw["value"], "value")
+
+
+def _global_default_priority(classes: Iterable[tuple[RawObject, _Reader]]) -> int:
+    # Priority admission gives pods without a class the globalDefault class's value.
+    for raw, r in classes:
+        if r.boolean(raw.get("globalDefault"), "globalDefault"):
+            return r.integer(raw.get("value"), "value")
+    return 0
+
+
+# --- Node -------------------------------------------------------------------------------
+
+
+def _convert_node(raw: RawObject, r: _Reader) -> _types.Node:
+    meta = raw["metadata"]
+    spec = r.mapping(raw.get("spec"), "spec")
+    status = r.mapping(raw.get("status"), "status")
+    allocatable = r.mapping(status.get("allocatable"), "status.allocatable")
+    capacity = r.mapping(status.get("capacity"), "status.capacity")
+
+    def resource(name: str) -> int | None:
+        for source, path in ((allocatable, "status.allocatable"), (capacity, "status.capacity")):
+            if source.get(name) is not None:
+                return r.nanos(source[name], f"{path}.{name}")
+        return None
+
+    cpu, memory, pods = resource("cpu"), resource("memory"), resource("pods")
+    for name, amount in (("cpu", cpu), ("memory", memory)):
+        if amount is None:
+            r.fail(f"status.allocatable.{name}", "missing (and no status.capacity to fall back on)")
+
+    taints = []
+    for i, item in enumerate(r.sequence(spec.get("taints"), "spec.taints")):
+        path = f"spec.taints[{i}]"
+        entry = r.mapping(item, path)
+        effect = r.string(entry.get("effect"), f"{path}.effect")
+        if effect not in _TAINT_EFFECTS:
+            r.fail(
+                f"{path}.effect", f"{effect!r} is not one of {', '.join(sorted(_TAINT_EFFECTS))}"
+            )
+        taints.append(
+            _types.Taint(
+                key=r.string(entry.get("key"), f"{path}.key"),
+                value=r.string(entry.get("value"), f"{path}.value"),
+                effect=effect,
+            )
+        )
+
+    return _types.Node(
+        name=meta["name"],
+        uid=r.string(meta.get("uid"), "metadata.uid"),
+        labels=r.string_map(meta.get("labels"), "metadata.labels"),
+        allocatable_cpu_millicores=_quantity.nanos_to_millicores(cpu or 0),
+        allocatable_memory_bytes=_quantity.nanos_to_units(memory or 0),
+        allocatable_pods=_DEFAULT_MAX_PODS if pods is None else _quantity.nanos_to_units(pods),
+        taints=tuple(taints),
+        unschedulable=r.boolean(spec.get("unschedulable"), "spec.unschedulable"),
+        # No Ready condition at all means the node has never reported: not ready.
+        ready=_condition_is_true(r, status, "Ready"),
+    )
+
+
+def _condition_is_true(r: _Reader, status: Mapping[str, Any], kind: str) -> bool:
+    for i, item in enumerate(r.sequence(status.get("conditions"), "status.conditions")):
+        condition = r.mapping(item, "status.conditions[{}]", i)
+        if condition.get("type") == kind:
+            return condition.get("status") == "True"
+    return False
+
+
+# --- workloads --------------------------------------------------------------------------
+
+
+def _convert_workload(raw: RawObject, r: _Reader) -> _types.Workload:
+    kind: str = raw["kind"]
+    meta = raw["metadata"]
+    spec = r.mapping(raw.get("spec"), "spec")
+    replicas: int | None
+    if kind == "DaemonSet":
+        status = r.mapping(raw.get("status"), "status")
+        value = status.get("desiredNumberScheduled")
+        # Unknown until the controller has reported; None rather than a guess.
+        replicas = None if value is None else r.integer(value, "status.desiredNumberScheduled")
+    elif kind == "Job":
+        replicas = None  # a Job's pods run to completion; replicas do not apply
+    else:
+        value = spec.get("replicas")
+        replicas = 1 if value is None else r.integer(value, "spec.replicas")  # API default
+    return _types.Workload(
+        kind=kind,
+        namespace=_namespace_of(raw, r),
+        name=meta["name"],
+        uid=r.string(meta.get("uid"), "metadata.uid"),
+        replicas=replicas,
+        owner=_owner_of(raw, r),
+    )
+
+
+class _WorkloadResolver:
+    """The top of a pod owner's chain, following owner references through the
+    workloads in the input (ReplicaSet -> Deployment, Job -> CronJob).
+
+    A chain stops at the first object not in the input: its reference is the
+    workload. Nothing is inferred from names (`web-7d9f` is not assumed to
+    belong to Deployment `web`), since a bare ReplicaSet can be named that way too.
+    """
+
+    def __init__(self, workloads: Mapping[str, _types.Workload]) -> None:
+        self._workloads = workloads
+        self._cache: dict[tuple[str, str, str, str], _types.OwnerRef] = {}
+
+    def resolve(self, namespace: str, owner: _types.OwnerRef) -> _types.OwnerRef:
+        cache_key = (namespace, owner.kind, owner.name, owner.uid)
+        cached = self._cache.get(cache_key)
+        if cached is not None:
+            return cached
+        current = owner
+        seen: set[str] = set()
+        while True:
+            key = f"{current.kind}/{namespace}/{current.name}"
+            workload = self._workloads.get(key)
+            if workload is None or workload.owner is None or key in seen:
+                break
+            # A different uid is a same-named successor of the object the
+            # reference meant; its owner says nothing about this chain.
+            if current.uid and workload.uid and current.uid != workload.uid:
+                break
+            seen.add(key)
+            current = workload.owner
+        self._cache[cache_key] = current
+        return current
+
+
+# --- Pod --------------------------------------------------------------------------------
+
+
+def _convert_pod(
+    raw: RawObject,
+    r: _Reader,
+    resolver: _WorkloadResolver,
+    priority_classes: Mapping[str, int],
+    default_priority: int,
+) -> _types.Pod:
+    meta = raw["metadata"]
+    spec = r.mapping(raw.get("spec"), "spec")
+    status = r.mapping(raw.get("status"), "status")
+    namespace = _namespace_of(raw, r)
+    annotations = r.string_map(meta.get("annotations"), "metadata.annotations")
+
+    containers = r.sequence(spec.get("containers"), "spec.containers")
+    init_containers = r.sequence(spec.get("initContainers"), "spec.initContainers")
+    cpu, memory = _pod_requests(r, spec, containers, init_containers)
+
+    qos_class = r.string(status.get("qosClass"), "status.qosClass")
+    if not qos_class:
+        qos_class = _pod_qos_class(r, spec, containers, init_containers)
+
+    owner = _owner_of(raw, r)
+    volumes = [
+        r.mapping(v, f"spec.volumes[{i}]")
+        for i, v in enumerate(r.sequence(spec.get("volumes"), "spec.volumes"))
+    ]
+    # As the descheduler's IsPodWithLocalStorage: memory-backed emptyDirs count too.
+    has_local_storage = has_pvc = False
+    for volume in volumes:
+        if volume.get("emptyDir") is not None or volume.get("hostPath") is not None:
+            has_local_storage = True
+        if volume.get("persistentVolumeClaim") is not None:
+            has_pvc = True
+    priority_class_name = r.string(spec.get("priorityClassName"), "spec.priorityClassName")
+    affinity = spec.get("affinity")
+    if affinity:
+        affinity = r.mapping(affinity, "spec.affinity")
+        node_affinity = _required_node_affinity(r, affinity)
+        pod_affinity = _pod_affinity_terms(r, affinity, "podAffinity")
+        pod_anti_affinity = _pod_affinity_terms(r, affinity, "podAntiAffinity")
+    else:
+        node_affinity, pod_affinity, pod_anti_affinity = (), (), ()
+
+    return _types.Pod(
+        namespace=namespace,
+        name=meta["name"],
+        uid=r.string(meta.get("uid"), "metadata.uid"),
+        node_name=r.string(spec.get("nodeName"), "spec.nodeName") or None,
+        # The API server starts every pod as Pending.
+        phase=r.string(status.get("phase"), "status.phase") or "Pending",
+        ready=_condition_is_true(r, status, "Ready"),
+        labels=r.string_map(meta.get("labels"), "metadata.labels"),
+        annotations=annotations,
+        owner=owner,
+        workload=None if owner is None else resolver.resolve(namespace, owner),
+        cpu_request_millicores=_quantity.nanos_to_millicores(cpu),
+        memory_request_bytes=_quantity.nanos_to_units(memory),
+        priority=_pod_priority(r, spec, priority_class_name, priority_classes, default_priority),
+        priority_class_name=priority_class_name,
+        qos_class=qos_class,
+        creation_timestamp=r.timestamp(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
+        deletion_timestamp=r.timestamp(meta.get("deletionTimestamp"), "metadata.deletionTimestamp"),
+        restart_count=_restart_count(r, status),
+        has_local_storage=has_local_storage,
+        has_pvc=has_pvc,
+        has_resource_claims=bool(r.sequence(spec.get("resourceClaims"), "spec.resourceClaims")),
+        is_mirror="kubernetes.io/config.mirror" in annotations,
+        tolerations=_tolerations(r, spec),
+        node_selector=r.string_map(spec.get("nodeSelector"), "spec.nodeSelector"),
+        required_node_affinity=node_affinity,
+        required_pod_affinity=pod_affinity,
+        required_pod_anti_affinity=pod_anti_affinity,
+        host_ports=_host_ports(r, containers, init_containers),
+    )
+
+
+def _pod_requests(
+    r: _Reader, spec: Mapping[str, Any], containers: list[Any], init_containers: list[Any]
+) -> tuple[int, int]:
+    """(cpu, memory) requests in nano-units, as kube-scheduler sums them (resource.PodRequests).
+
+    Regular containers and sidecars (init containers with restartPolicy Always)
+    run together for the pod's life, so they add up. A plain init container runs
+    alone, next to the sidecars started before it, so only its peak counts. Pod
+    overhead (RuntimeClass) comes on top. Sums are exact; the caller rounds once,
+    as Kubernetes does.
+    """
+    cpu, memory = 0, 0
+    for i, container in enumerate(containers):
+        c_cpu, c_memory = _container_requests(r, container, "spec.containers", i)
+        cpu += c_cpu
+        memory += c_memory
+
+    sidecar_cpu, sidecar_memory = 0, 0
+    init_peak_cpu, init_peak_memory = 0, 0
+    for i, container in enumerate(init_containers):
+        c_cpu, c_memory = _container_requests(r, container, "spec.initContainers", i)
+        if container.get("restartPolicy") == "Always":
+            cpu += c_cpu
+            memory += c_memory
+            sidecar_cpu += c_cpu
+            sidecar_memory += c_memory
+            step_cpu, step_memory = sidecar_cpu, sidecar_memory
+        else:
+            step_cpu, step_memory = c_cpu + sidecar_cpu, c_memory + sidecar_memory
+        init_peak_cpu = max(init_peak_cpu, step_cpu)
+        init_peak_memory = max(init_peak_memory, step_memory)
+    cpu = max(cpu, init_peak_cpu)
+    memory = max(memory, init_peak_memory)
+
+    # Pod-level resources (spec.resources) replace the container sum for the
+    # resources they name; the API server refuses them where the feature is off.
+    pod_resources = spec.get("resources")
+    if pod_resources:
+        pod_cpu, pod_memory = _requests_of(r, pod_resources, "spec.resources")
+        cpu = cpu if pod_cpu is None else pod_cpu
+        memory = memory if pod_memory is None else pod_memory
+
+    overhead = spec.get("overhead")
+    if overhead:
+        overhead = r.mapping(overhead, "spec.overhead")
+        if overhead.get("cpu") is not None:
+            cpu += r.nanos(overhead["cpu"], "spec.overhead.cpu")
+        if overhead.get("memory") is not None:
+            memory += r.nanos(overhead["memory"], "spec.overhead.memory")
+    return cpu, memory
+
+
+def _container_requests(r: _Reader, container: Any, prefix: str, index: int) -> tuple[int, int]:
+    entry = r.mapping(container, "{}[{}]", prefix, index)
+    resources = entry.get("resources")
+    if not resources:
+        return 0, 0
+    cpu, memory = _requests_of(r, resources, "{}[{}].resources", prefix, index)
+    return cpu or 0, memory or 0
+
+
+def _requests_of(
+    r: _Reader, resources: Any, path: str, *where: object
+) -> tuple[int | None, int | None]:
+    """(cpu, memory) requests in nano-units, None where not set. A limit without a
+    request is also the request: the API server defaults it so before the scheduler
+    sees the pod."""
+    resources = r.mapping(resources, path, *where)
+    requests = r.mapping(resources.get("requests"), path + ".requests", *where)
+    limits = r.mapping(resources.get("limits"), path + ".limits", *where)
+    cpu = requests.get("cpu")
+    if cpu is not None:
+        cpu_nanos: int | None = r.nanos(cpu, path + ".requests.cpu", *where)
+    elif limits.get("cpu") is not None:
+        cpu_nanos = r.nanos(limits["cpu"], path + ".limits.cpu", *where)
+    else:
+        cpu_nanos = None
+    memory = requests.get("memory")
+    if memory is not None:
+        memory_nanos: int | None = r.nanos(memory, path + ".requests.memory", *where)
+    elif limits.get("memory") is not None:
+        memory_nanos = r.nanos(limits["memory"], path + ".limits.memory", *where)
+    else:
+        memory_nanos = None
+    return cpu_nanos, memory_nanos
+
+
+def _pod_qos_class(
+    r: _Reader, spec: Mapping[str, Any], containers: list[Any], init_containers: list[Any]
+) -> str:
+    """The QoS class as the API server computes it (qos.GetPodQOS), for objects
+    without status.qosClass. Only cpu and memory count; zero values count as unset;
+    requests and limits are compared summed over all containers."""
+    sources: list[tuple[Any, str]]
+    if spec.get("resources"):
+        # Pod-level resources decide the class on their own when set.
+        sources = [(spec["resources"], "spec.resources")]
+    else:
+        sources = [
+            (r.mapping(container, f"{prefix}[{i}]").get("resources"), f"{prefix}[{i}].resources")
+            for prefix, group in (
+                ("spec.containers", containers),
+                ("spec.initContainers", init_containers),
+            )
+            for i, container in enumerate(group)
+        ]
+    requests: dict[str, int] = {}
+    limits: dict[str, int] = {}
+    guaranteed = True
+    for value, path in sources:
+        resources = r.mapping(value, path)
+        request_map = r.mapping(resources.get("requests"), f"{path}.requests")
+        limit_map = r.mapping(resources.get("limits"), f"{path}.limits")
+        limits_found = set()
+        for name in ("cpu", "memory"):
+            if limit_map.get(name) is not None:
+                amount = r.nanos(limit_map[name], f"{path}.limits.{name}")
+                if amount > 0:
+                    limits_found.add(name)
+                    limits[name] = limits.get(name, 0) + amount
+            # Requests default to limits (API defaulting), so read them that way.
+            if request_map.get(name) is not None:
+                amount = r.nanos(request_map[name], f"{path}.requests.{name}")
+            elif limit_map.get(name) is not None:
+                amount = r.nanos(limit_map[name], f"{path}.limits.{name}")
+            else:
+                amount = 0
+            if amount > 0:
+                requests[name] = requests.get(name, 0) + amount
+        if limits_found != {"cpu", "memory"}:
+            guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    if guaranteed and requests == limits:
+        return "Guaranteed"
+    return "Burstable"
+
+
+def _pod_priority(
+    r: _Reader,
+    spec: Mapping[str, Any],
+    class_name: str,
+    priority_classes: Mapping[str, int],
+    default_priority: int,
+) -> int:
+    if spec.get("priority") is not None:
+        return r.integer(spec["priority"], "spec.priority")
+    # Only hand-written pods lack spec.priority; fill it in as Priority admission would.
+    if not class_name:
+        return default_priority
+    if class_name in priority_classes:
+        return priority_classes[class_name]
+    if class_name in _SYSTEM_PRIORITY_CLASSES:
+        return _SYSTEM_PRIORITY_CLASSES[class_name]
+    # The class is not in the input (kubectl dumps rarely include PriorityClasses).
+    # Guessing 0 could make a critical pod look evictable, and refusing the whole
+    # file for one hand-written pod helps nobody: take the system-critical value,
+    # which keeps the pod protected under the default podProtections.
+    return _UNKNOWN_CLASS_PRIORITY
+
+
+def _restart_count(r: _Reader, status: Mapping[str, Any]) -> int:
+    total = 0
+    path = "status.containerStatuses"
+    for i, item in enumerate(r.sequence(status.get("containerStatuses"), path)):
+        count = r.mapping(item, "status.containerStatuses[{}]", i).get("restartCount")
+        if count is not None:
+            total += r.integer(count, "status.containerStatuses[{}].restartCount", i)
+    return total
+
+
+def _tolerations(r: _Reader, spec: Mapping[str, Any]) -> tuple[_types.Toleration, ...]:
+    items = spec.get("tolerations")
+    if not items:
+        return ()
+    result = []
+    for i, item in enumerate(r.sequence(items, "spec.tolerations")):
+        entry = r.mapping(item, "spec.tolerations[{}]", i)
+        result.append(
+            _toleration(
+                r.string(entry.get("key"), "spec.tolerations[{}].key", i),
+                # An empty operator means Equal, as in the API.
+                r.string(entry.get("operator"), "spec.tolerations[{}].operator", i) or "Equal",
+                r.string(entry.get("value"), "spec.tolerations[{}].value", i),
+                r.string(entry.get("effect"), "spec.tolerations[{}].effect", i),
+            )
+        )
+    return tuple(result)
+
+
+@functools.lru_cache(maxsize=1024)
+def _toleration(key: str, operator: str, value: str, effect: str) -> _types.Toleration:
+    # Shared: nearly every pod carries the same few (not-ready, unreachable).
+    return _types.Toleration(key=key, operator=operator, value=value, effect=effect)
+
+
+def _required_node_affinity(
+    r: _Reader, affinity: Mapping[str, Any]
+) -> tuple[_types.NodeSelectorTerm, ...]:
+    path = "spec.affinity.nodeAffinity"
+    node_affinity = r.mapping(affinity.get("nodeAffinity"), path)
+    path += ".requiredDuringSchedulingIgnoredDuringExecution"
+    required = r.mapping(node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution"), path)
+    path += ".nodeSelectorTerms"
+    terms = []
+    for i, item in enumerate(r.sequence(required.get("nodeSelectorTerms"), path)):
+        term_path = f"{path}[{i}]"
+        term = r.mapping(item, term_path)
+        terms.append(
+            _types.NodeSelectorTerm(
+                match_expressions=_requirements(
+                    r,
+                    term.get("matchExpressions"),
+                    f"{term_path}.matchExpressions",
+                    _NODE_SELECTOR_OPERATORS,
+                ),
+                match_fields=_requirements(
+                    r, term.get("matchFields"), f"{term_path}.matchFields", _NODE_SELECTOR_OPERATORS
+                ),
+            )
+        )
+    return tuple(terms)
+
+
+def _pod_affinity_terms(
+    r: _Reader, affinity: Mapping[str, Any], section: str
+) -> tuple[_types.PodAffinityTerm, ...]:
+    # matchLabelKeys and mismatchLabelKeys need no reading: the API server merges
+    # them into labelSelector when the pod is created.
+    path = f"spec.affinity.{section}"
+    rules = r.mapping(affinity.get(section), path)
+    path += ".requiredDuringSchedulingIgnoredDuringExecution"
+    terms = []
+    for i, item in enumerate(
+        r.sequence(rules.get("requiredDuringSchedulingIgnoredDuringExecution"), path)
+    ):
+        term_path = f"{path}[{i}]"
+        term = r.mapping(item, term_path)
+        topology_key = r.string(term.get("topologyKey"), f"{term_path}.topologyKey")
+        if not topology_key:
+            r.fail(f"{term_path}.topologyKey", "missing; required terms need a topologyKey")
+        terms.append(
+            _types.PodAffinityTerm(
+                label_selector=_label_selector(
+                    r, term.get("labelSelector"), f"{term_path}.labelSelector"
+                ),
+                topology_key=topology_key,
+                namespaces=r.strings(term.get("namespaces"), f"{term_path}.namespaces"),
+                namespace_selector=_label_selector(
+                    r, term.get("namespaceSelector"), f"{term_path}.namespaceSelector"
+                ),
+            )
+        )
+    return tuple(terms)
+
+
+def _host_ports(r: _Reader, containers: list[Any], init_containers: list[Any]) -> tuple[int, ...]:
+    # Sidecars hold their ports for the pod's life as regular containers do;
+    # plain init containers have exited before the pod runs.
+    ports: set[int] = set()
+    groups = (
+        ("spec.containers", containers, False),
+        ("spec.initContainers", init_containers, True),
+    )
+    for prefix, group, only_sidecars in groups:
+        for i, container in enumerate(group):
+            entry = r.mapping(container, "{}[{}]", prefix, i)
+            declared = entry.get("ports")
+            if not declared or (only_sidecars and entry.get("restartPolicy") != "Always"):
+                continue
+            for j, item in enumerate(r.sequence(declared, "{}[{}].ports", prefix, i)):
+                port = r.mapping(item, "{}[{}].ports[{}]", prefix, i, j).get("hostPort")
+                if port:
+                    ports.add(r.integer(port, "{}[{}].ports[{}].hostPort", prefix, i, j))
+    return tuple(sorted(ports)) if ports else ()
+
+
+# --- PodDisruptionBudget ----------------------------------------------------------------
+
+
+def _convert_pdb(raw: RawObject, r: _Reader) -> _types.PodDisruptionBudget:
+    meta = raw["metadata"]
+    spec = r.mapping(raw.get("spec"), "spec")
+    status = r.mapping(raw.get("status"), "status")
+    selector = _label_selector(r, spec.get("selector"), "spec.selector")
+    if selector is not None and selector.is_empty and raw.get("apiVersion") == "policy/v1beta1":
+        selector = None  # in v1beta1 an empty selector selected no pod
+
+    # No status means the disruption controller has not counted yet: allow
+    # nothing. So does a status older than the spec, as the eviction API does.
+    allowed = status.get("disruptionsAllowed")
+    disruptions_allowed = 0 if allowed is None else r.integer(allowed, "status.disruptionsAllowed")
+    generation = meta.get("generation")
+    observed = status.get("observedGeneration")
+    if isinstance(generation, int) and isinstance(observed, int) and observed < generation:
+        disruptions_allowed = 0
+
+    return _types.PodDisruptionBudget(
+        namespace=_namespace_of(raw, r),
+        name=meta["name"],
+        selector=selector,
+        disruptions_allowed=max(disruptions_allowed, 0),
+        min_available=_int_or_string(r, spec.get("minAvailable"), "spec.minAvailable"),
+        max_unavailable=_int_or_string(r, spec.get("maxUnavailable"), "spec.maxUnavailable"),
+    )
+
+
+def _int_or_string(r: _Reader, value: Any, path: str) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        r.fail(path, f"expected an integer or a percentage, got {_type_name(value)}")
+    return str(value)

@@ -1,0 +1,208 @@
+"""The `--metrics FILE` format: Usage as JSON, for offline planning and `metrics dump`.
+
+    {"collectedAt": "2026-11-29T08:00:00Z",
+     "nodes": {"node-a": {"cpu": 3.2, "memory": 12884901888, "timestamp": "..."}},
+     "pods":  {"shop/web-7d9f-abcde": {"cpu": 0.45, "memory": 536870912, "timestamp": "..."}}}
+
+cpu is in cores, memory in bytes, timestamps are RFC 3339 and read as UTC. Only
+the shape is checked here: NaN or negative values load as they are, so that the
+plausibility check refuses the round with its stable reason code instead of a
+file error hiding what the source really reported.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import pathlib
+import re
+from collections.abc import Mapping
+from typing import IO, Any
+
+from loadaware import errors
+from loadaware.metrics import _types
+
+# RFC 3339 date-time. datetime.fromisoformat alone would also take date-only and
+# offset-less forms, and in 3.11 not the nanosecond fractions Go tools write.
+_RFC3339 = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?"
+    r"(?:([Zz])|([+-])(\d{2}):(\d{2}))"
+)
+
+
+def load_metrics_file(path: str | os.PathLike[str]) -> _types.Usage:
+    """Read a metrics file. Raises InputError naming the file and every bad entry."""
+    file = pathlib.Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise errors.InputError(f"metrics file {file} does not exist") from None
+    except UnicodeDecodeError as exc:
+        raise errors.InputError(f"metrics file {file} is not UTF-8 text: {exc.reason}") from None
+    except OSError as exc:
+        raise errors.InputError(f"cannot read metrics file {file}: {exc.strerror}") from exc
+    if not text.strip():
+        raise errors.InputError(f"metrics file {file} is empty")
+    try:
+        # json accepts NaN and Infinity literals, which is what write_metrics_file
+        # emits for them; they must reach the plausibility check, not stop here.
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        where = f"{file}:{exc.lineno}:{exc.colno}"
+        raise errors.InputError(f"{where}: invalid JSON: {exc.msg}") from None
+    return usage_from_json(data, source=f"metrics file {file}")
+
+
+def usage_to_json(usage: _types.Usage) -> dict[str, Any]:
+    """Usage in the file's form. Names are sorted so that equal usage gives equal files."""
+    return {
+        "collectedAt": _format_timestamp(usage.collected_at),
+        "nodes": {name: _sample_to_json(usage.nodes[name]) for name in sorted(usage.nodes)},
+        "pods": {key: _sample_to_json(usage.pods[key]) for key in sorted(usage.pods)},
+    }
+
+
+def write_metrics_file(
+    usage: _types.Usage, path_or_stream: str | os.PathLike[str] | IO[str]
+) -> None:
+    """Write Usage as a metrics file (2-space indent, trailing newline)."""
+    text = json.dumps(usage_to_json(usage), indent=2, ensure_ascii=False) + "\n"
+    if isinstance(path_or_stream, str | os.PathLike):
+        pathlib.Path(path_or_stream).write_text(text, encoding="utf-8")
+    else:
+        path_or_stream.write(text)
+
+
+def _sample_to_json(sample: _types.UsageSample) -> dict[str, Any]:
+    return {
+        "cpu": _number(sample.cpu_cores),
+        "memory": _number(sample.memory_bytes),
+        "timestamp": _format_timestamp(sample.timestamp),
+    }
+
+
+def _number(value: float) -> float | int:
+    # Whole byte counts read better as 536870912 than 536870912.0.
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    return value
+
+
+def _format_timestamp(moment: datetime.datetime) -> str:
+    if moment.tzinfo is None:
+        raise ValueError(f"timestamp {moment.isoformat()} has no time zone; usage times are UTC")
+    return moment.astimezone(datetime.UTC).isoformat().replace("+00:00", "Z")
+
+
+def usage_from_json(data: Any, *, source: str = "metrics") -> _types.Usage:
+    """Usage from a parsed `--metrics` document; InputError lists every problem."""
+    if not isinstance(data, Mapping):
+        raise errors.InputError(f"{source}: expected a JSON object at the top level")
+    problems: list[str] = []
+    collected_at = _timestamp(data, "collectedAt", "collectedAt", problems)
+    nodes = _samples(data, "nodes", problems, is_pod=False)
+    pods = _samples(data, "pods", problems, is_pod=True)
+    if problems or collected_at is None:
+        raise errors.InputError(f"{source} is invalid:\n" + "\n".join(f"  - {p}" for p in problems))
+    return _types.Usage(collected_at=collected_at, nodes=nodes, pods=pods)
+
+
+def _samples(
+    data: Mapping[str, Any], section: str, problems: list[str], *, is_pod: bool
+) -> dict[str, _types.UsageSample]:
+    if section not in data:
+        problems.append(f"{section}: required (an object, which may be empty)")
+        return {}
+    entries = data[section]
+    if not isinstance(entries, Mapping):
+        problems.append(f"{section}: expected an object keyed by {_key_form(is_pod)}")
+        return {}
+    samples: dict[str, _types.UsageSample] = {}
+    for key, entry in entries.items():
+        where = f"{section}[{json.dumps(key, ensure_ascii=False)}]"
+        if is_pod and not _is_pod_key(key):
+            problems.append(f"{where}: pod keys must be namespace/name")
+            continue
+        if not isinstance(entry, Mapping):
+            problems.append(f"{where}: expected an object with cpu, memory and timestamp")
+            continue
+        before = len(problems)
+        cpu = _value(entry, "cpu", where, "cores", problems)
+        memory = _value(entry, "memory", where, "bytes", problems)
+        timestamp = _timestamp(entry, "timestamp", f"{where}.timestamp", problems)
+        if len(problems) == before and cpu is not None and memory is not None and timestamp:
+            samples[key] = _types.UsageSample(
+                cpu_cores=cpu, memory_bytes=memory, timestamp=timestamp
+            )
+    return samples
+
+
+def _key_form(is_pod: bool) -> str:
+    return "namespace/name" if is_pod else "node name"
+
+
+def _is_pod_key(key: str) -> bool:
+    namespace, slash, name = key.partition("/")
+    return bool(slash and namespace and name and "/" not in name)
+
+
+def _value(
+    entry: Mapping[str, Any], field: str, where: str, unit: str, problems: list[str]
+) -> float | None:
+    if field not in entry:
+        problems.append(f"{where}.{field}: required ({unit})")
+        return None
+    value = entry[field]
+    # bool is an int to Python but not a number in JSON's sense.
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        kind = "a string" if isinstance(value, str) else f"{json.dumps(value)[:40]}"
+        problems.append(f"{where}.{field}: expected a JSON number ({unit}), got {kind}")
+        return None
+    return float(value)
+
+
+def _timestamp(
+    entry: Mapping[str, Any], field: str, where: str, problems: list[str]
+) -> datetime.datetime | None:
+    if field not in entry or entry[field] is None:
+        problems.append(f"{where}: required (an RFC 3339 time such as 2026-11-29T07:59:45Z)")
+        return None
+    value = entry[field]
+    moment = _parse_timestamp(value) if isinstance(value, str) else None
+    if moment is None:
+        problems.append(
+            f"{where}: expected an RFC 3339 time with a zone such as 2026-11-29T07:59:45Z, "
+            f"got {json.dumps(value, ensure_ascii=False)[:60]}"
+        )
+    return moment
+
+
+def _parse_timestamp(text: str) -> datetime.datetime | None:
+    match = _RFC3339.fullmatch(text)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, fraction, zulu, sign, off_h, off_m = match.groups()
+    # Go writes up to nanoseconds; datetime holds microseconds.
+    micros = int((fraction or "0")[:6].ljust(6, "0"))
+    offset = datetime.timedelta(0)
+    if not zulu:
+        offset = datetime.timedelta(hours=int(off_h), minutes=int(off_m))
+        offset = -offset if sign == "-" else offset
+    try:
+        # RFC 3339 allows a leap second (:60); datetime does not, so it becomes :59.999999.
+        leap = int(second) == 60
+        moment = datetime.datetime(
+            int(year),
+            int(month),
+            int(day),
+            int(hour),
+            int(minute),
+            59 if leap else int(second),
+            999_999 if leap else micros,
+            tzinfo=datetime.timezone(offset),
+        )
+    except ValueError:
+        return None
+    return moment.astimezone(datetime.UTC)

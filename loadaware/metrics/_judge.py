@@ -1,0 +1,138 @@
+"""Whether usage can be trusted for a round: fresh, complete and plausible.
+
+Pure: the clock is passed in. A node without a sample is stale, never idle.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from loadaware.errors import RefusedError
+from loadaware.metrics._types import Usage, UsageSample
+from loadaware.policy import MetricsSettings
+
+# A node using more than this multiple of its allocatable is a broken query
+# (wrong label join, double counting), not a hot node.
+IMPLAUSIBLE_USAGE_FACTOR = 2.0
+# Samples from the future by more than this mean clocks disagree.
+MAX_CLOCK_SKEW = datetime.timedelta(seconds=60)
+
+
+@dataclass(frozen=True, kw_only=True)
+class UsageVerdict:
+    excluded_nodes: Mapping[str, str] = field(default_factory=dict)  # node -> why
+    stale_pods: frozenset[str] = frozenset()  # keys of pods without a fresh sample
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeScope:
+    """What judging needs of one node: its allocatable and the keys of its pods.
+
+    Kept apart from the cluster types so that metrics does not depend on cluster."""
+
+    allocatable_cpu_cores: float
+    allocatable_memory_bytes: float
+    pod_keys: tuple[str, ...] = ()
+
+
+def judge_usage(
+    usage: Usage,
+    nodes: Mapping[str, NodeScope],
+    settings: MetricsSettings,
+    now: datetime.datetime,
+) -> UsageVerdict:
+    """Check usage for the given nodes and their pods.
+
+    Raises RefusedError (`implausible-metrics`, `stale-metrics`) when the round
+    must not act; returns which nodes to exclude and which pods are stale.
+    """
+    names = sorted(nodes)
+    max_age = settings.max_sample_age
+    _refuse_implausible(usage, nodes, names, now)
+
+    stale: dict[str, str] = {}
+    for name in names:
+        sample = usage.nodes.get(name)
+        if sample is None:
+            stale[name] = "no sample"
+            continue
+        age = now - sample.timestamp
+        if age > max_age:
+            stale[name] = (
+                f"sample is {age.total_seconds():.0f}s old (max {max_age.total_seconds():.0f}s)"
+            )
+
+    if stale and settings.on_stale_node == "Refuse":
+        first = next(iter(stale))
+        more = f" (and {len(stale) - 1} more nodes)" if len(stale) > 1 else ""
+        raise RefusedError(f"node {first} {stale[first]}{more}", reference="stale-metrics")
+    if stale:
+        # Excluding at least one node is always allowed, otherwise Exclude would
+        # be unusable on clusters of fewer than 1/maxExcludedFraction nodes.
+        allowed = max(1, math.floor(settings.max_excluded_fraction * len(names)))
+        if settings.max_excluded_fraction == 0:
+            allowed = 0
+        if len(stale) > allowed:
+            raise RefusedError(
+                f"{len(stale)} of {len(names)} nodes have stale or missing samples, more than "
+                f"maxExcludedFraction {settings.max_excluded_fraction:g} allows ({allowed}); "
+                f"first: {next(iter(stale))} {stale[next(iter(stale))]}",
+                reference="stale-metrics",
+            )
+
+    stale_pods = set()
+    for name in names:
+        for key in nodes[name].pod_keys:
+            sample = usage.pods.get(key)
+            if sample is None or now - sample.timestamp > max_age:
+                stale_pods.add(key)
+    return UsageVerdict(
+        excluded_nodes={n: f"stale metrics: {why}" for n, why in stale.items()},
+        stale_pods=frozenset(stale_pods),
+    )
+
+
+def _refuse_implausible(
+    usage: Usage, nodes: Mapping[str, NodeScope], names: list[str], now: datetime.datetime
+) -> None:
+    for name in names:
+        sample = usage.nodes.get(name)
+        if sample is None:
+            continue
+        node = nodes[name]
+        problem = _sample_problem(sample, now)
+        if problem is None:
+            cpu_limit = IMPLAUSIBLE_USAGE_FACTOR * node.allocatable_cpu_cores
+            mem_limit = IMPLAUSIBLE_USAGE_FACTOR * node.allocatable_memory_bytes
+            if sample.cpu_cores > cpu_limit:
+                problem = (
+                    f"cpu {sample.cpu_cores:g} cores is over "
+                    f"{IMPLAUSIBLE_USAGE_FACTOR:g}x allocatable"
+                )
+            elif sample.memory_bytes > mem_limit:
+                problem = (
+                    f"memory {sample.memory_bytes:.0f} bytes is over "
+                    f"{IMPLAUSIBLE_USAGE_FACTOR:g}x allocatable"
+                )
+        if problem is not None:
+            raise RefusedError(f"node {name} {problem}", reference="implausible-metrics")
+    for name in names:
+        for key in nodes[name].pod_keys:
+            sample = usage.pods.get(key)
+            if sample is not None and (problem := _sample_problem(sample, now)) is not None:
+                raise RefusedError(f"pod {key} {problem}", reference="implausible-metrics")
+
+
+def _sample_problem(sample: UsageSample, now: datetime.datetime) -> str | None:
+    for resource, value in (("cpu", sample.cpu_cores), ("memory", sample.memory_bytes)):
+        if math.isnan(value) or math.isinf(value):
+            return f"{resource} value is {value}"
+        if value < 0:
+            return f"{resource} value {value:g} is negative"
+    if sample.timestamp - now > MAX_CLOCK_SKEW:
+        ahead = (sample.timestamp - now).total_seconds()
+        return f"sample timestamp is {ahead:.0f}s in the future (clock skew)"
+    return None

@@ -1,0 +1,159 @@
+"""build_plan: ClusterState + Usage + Policy (+ the time) in, Plan out."""
+
+from __future__ import annotations
+
+import datetime
+from collections import Counter
+
+import numpy as np
+
+from loadaware import metrics
+from loadaware.cluster import ClusterState
+from loadaware.errors import RefusedError
+from loadaware.metrics import Usage
+from loadaware.plan import _candidates, _classify, _greedy
+from loadaware.plan._budget import workload_key
+from loadaware.plan._problem import Candidate, Problem
+from loadaware.plan._types import RESOURCES, Eviction, NodeReport, Plan, SolverInfo
+from loadaware.policy import LoadAwarePolicy
+
+
+def build_plan(
+    cluster: ClusterState,
+    usage: Usage,
+    policy: LoadAwarePolicy,
+    now: datetime.datetime,
+) -> Plan:
+    """Decide which pods to evict from hot nodes and where their replacements should land.
+
+    Deterministic: the same inputs give the same Plan. Refusals (stale or
+    implausible metrics) are a Plan with status "refused", not an exception.
+    """
+    try:
+        verdict = metrics.judge_usage(usage, _node_scopes(cluster), policy.metrics, now)
+    except RefusedError as exc:
+        return Plan(status="refused", reason=f"{exc.reference}: {exc.message}")
+
+    table = _classify.classify_nodes(cluster, usage, policy.node_pools, verdict.excluded_nodes)
+    problem, skipped = _build_problem(cluster, usage, policy, table, verdict.stale_pods, now)
+    hot = problem.hot_indexes
+    if not hot:
+        return Plan(
+            status="noop",
+            reason="no hot nodes",
+            nodes=_node_reports(table, table.usage, {}),
+            solver=SolverInfo(method="none"),
+        )
+
+    solution = _greedy.solve_greedy(problem)
+    skipped.update(solution.skipped)
+    evictions = tuple(
+        Eviction(
+            pod=move.candidate.pod.key,
+            uid=move.candidate.pod.uid,
+            node=table.names[move.candidate.node_index],
+            expected_node=table.names[move.target_index],
+            cpu_cores=float(move.candidate.usage[0]),
+            memory_bytes=float(move.candidate.usage[1]),
+            reason="hotspot",
+            workload=workload_key(move.candidate.pod),
+        )
+        for move in solution.moves
+    )
+    still_hot = [i for i in hot if problem.is_hot(solution.usage_after, i)]
+    reason = f"{len(hot)} hot nodes; {len(evictions)} evictions planned"
+    if still_hot:
+        reason += f"; {len(still_hot)} stay hot"
+    return Plan(
+        status="planned" if evictions else "noop",
+        reason=reason if evictions else f"{len(hot)} hot nodes, but no eviction can relieve them",
+        evictions=evictions,
+        nodes=_node_reports(table, solution.usage_after, solution.notes),
+        solver=SolverInfo(method="greedy", objective=float(len(evictions))),
+        skipped=dict(sorted(skipped.items())),
+    )
+
+
+def _node_scopes(cluster: ClusterState) -> dict[str, metrics.NodeScope]:
+    return {
+        node.name: metrics.NodeScope(
+            allocatable_cpu_cores=node.allocatable_cpu_millicores / 1000,
+            allocatable_memory_bytes=node.allocatable_memory_bytes,
+            pod_keys=tuple(p.key for p in cluster.pods_by_node.get(node.name, ())),
+        )
+        for node in cluster.nodes
+    }
+
+
+def _build_problem(
+    cluster: ClusterState,
+    usage: Usage,
+    policy: LoadAwarePolicy,
+    table: _classify.NodeTable,
+    stale_pods: frozenset[str],
+    now: datetime.datetime,
+) -> tuple[Problem, Counter[str]]:
+    rules = _candidates.EvictionRules.from_policy(policy.evictor, cluster)
+    skipped: Counter[str] = Counter()
+    by_node: dict[int, tuple[Candidate, ...]] = {}
+    for index, node_class in enumerate(table.classes):
+        if node_class != "hot":
+            continue
+        found: list[Candidate] = []
+        for pod in cluster.pods_by_node.get(table.names[index], ()):
+            judged = _candidates.judge_pod(pod, rules, now)
+            if not judged.evictable:
+                skipped[judged.reason or "protected"] += 1
+                continue
+            if pod.key in stale_pods:
+                # Without a fresh sample the relief of moving it is unknown.
+                skipped["no-fresh-usage"] += 1
+                continue
+            sample = usage.pods[pod.key]
+            found.append(
+                Candidate(
+                    pod=pod,
+                    node_index=index,
+                    usage=np.array([sample.cpu_cores, sample.memory_bytes]),
+                    prefer_no_eviction=judged.prefer_no_eviction,
+                    pdbs=tuple(p.key for p in _candidates.pdbs_covering(pod, rules)),
+                )
+            )
+        by_node[index] = tuple(found)
+    nodes = cluster.nodes_by_name
+    targets = np.array(
+        [
+            i
+            for i, c in enumerate(table.classes)
+            if c in ("cold", "normal") and not nodes[table.names[i]].unschedulable
+        ],
+        dtype=np.int64,
+    )
+    return (
+        Problem(
+            cluster=cluster,
+            policy=policy,
+            table=table,
+            candidates=by_node,
+            target_indexes=targets,
+        ),
+        skipped,
+    )
+
+
+def _node_reports(
+    table: _classify.NodeTable, usage_after: np.ndarray, notes: dict[int, str]
+) -> tuple[NodeReport, ...]:
+    before = table.utilisation()
+    after = table.utilisation(usage_after)
+    return tuple(
+        NodeReport(
+            name=name,
+            node_class=table.classes[i],
+            pool=table.pools[i],
+            before={r: round(float(before[i, k]), 4) for k, r in enumerate(RESOURCES)},
+            after={r: round(float(after[i, k]), 4) for k, r in enumerate(RESOURCES)},
+            note=notes.get(i, table.notes[i]),
+        )
+        for i, name in enumerate(table.names)
+    )

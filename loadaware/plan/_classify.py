@@ -1,0 +1,130 @@
+"""Node pools and the hot / cold / normal / excluded classification.
+
+Utilisation is real usage over allocatable, as a ratio (0-1); thresholds in the
+policy are percentages, converted once here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from loadaware.cluster import ClusterState, Node
+from loadaware.metrics import Usage
+from loadaware.plan._types import RESOURCES, NodeClass
+from loadaware.policy import NodePool
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class NodeTable:
+    """Per-node arrays in one fixed order (sorted by name), with the name<->index map.
+
+    usage and allocatable are (nodes, resources) arrays in cores and bytes;
+    low and high are the per-node threshold ratios (NaN where a resource is not judged).
+    """
+
+    names: tuple[str, ...]
+    index: Mapping[str, int]
+    pools: tuple[str | None, ...]
+    classes: tuple[NodeClass, ...]
+    notes: tuple[str, ...]
+    allocatable: np.ndarray
+    usage: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+    def utilisation(self, usage: np.ndarray | None = None) -> np.ndarray:
+        used = self.usage if usage is None else usage
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(self.allocatable > 0, used / self.allocatable, 0.0)
+
+
+def pool_of(node: Node, pools: Sequence[NodePool]) -> NodePool | None:
+    """The first pool whose nodeSelector matches the node's labels."""
+    for pool in pools:
+        if all(node.labels.get(k) == v for k, v in pool.node_selector.items()):
+            return pool
+    return None
+
+
+def classify_nodes(
+    cluster: ClusterState,
+    usage: Usage,
+    pools: Sequence[NodePool],
+    excluded: Mapping[str, str],
+) -> NodeTable:
+    """Assign each node a pool and a class. `excluded` names nodes already ruled out
+    (stale metrics) with the reason."""
+    nodes = sorted(cluster.nodes, key=lambda n: n.name)
+    count, width = len(nodes), len(RESOURCES)
+    allocatable = np.zeros((count, width))
+    used = np.zeros((count, width))
+    low = np.full((count, width), np.nan)
+    high = np.full((count, width), np.nan)
+    node_pools: list[NodePool | None] = []
+    notes: list[str] = []
+    out_of_round: list[bool] = []
+
+    for i, node in enumerate(nodes):
+        allocatable[i] = (node.allocatable_cpu_millicores / 1000, node.allocatable_memory_bytes)
+        sample = usage.nodes.get(node.name)
+        if sample is not None and node.name not in excluded:
+            used[i] = (sample.cpu_cores, sample.memory_bytes)
+        pool = pool_of(node, pools)
+        node_pools.append(pool)
+        note = ""
+        if node.name in excluded:
+            note = excluded[node.name]
+        elif pool is None:
+            note = "in no node pool"
+        elif not node.ready:
+            note = "not ready"
+        notes.append(note)
+        out_of_round.append(bool(note))
+
+    ratios = np.where(allocatable > 0, used / np.where(allocatable > 0, allocatable, 1), 0.0)
+    for pool in pools:
+        members = [i for i, p in enumerate(node_pools) if p is not None and p.name == pool.name]
+        if not members:
+            continue
+        lows, highs = pool.thresholds.as_dict(), pool.target_thresholds.as_dict()
+        judged = [i for i in members if not out_of_round[i]]
+        for r, resource in enumerate(RESOURCES):
+            if resource not in highs:
+                continue
+            lo, hi = lows[resource] / 100, highs[resource] / 100
+            if pool.use_deviation_thresholds:
+                # As descheduler: thresholds are distances below/above the pool's mean.
+                mean = float(np.mean(ratios[judged, r])) if judged else 0.0
+                lo, hi = max(0.0, mean - lo), min(1.0, mean + hi)
+            low[members, r] = lo
+            high[members, r] = hi
+
+    classes: list[NodeClass] = []
+    for i, node in enumerate(nodes):
+        if out_of_round[i]:
+            classes.append("excluded")
+            continue
+        judged_resources = ~np.isnan(high[i])
+        if np.any(ratios[i][judged_resources] > high[i][judged_resources]):
+            classes.append("hot")
+        elif not node.unschedulable and np.all(
+            ratios[i][judged_resources] < low[i][judged_resources]
+        ):
+            classes.append("cold")
+        else:
+            classes.append("normal")
+
+    return NodeTable(
+        names=tuple(n.name for n in nodes),
+        index={n.name: i for i, n in enumerate(nodes)},
+        pools=tuple(p.name if p is not None else None for p in node_pools),
+        classes=tuple(classes),
+        notes=tuple(notes),
+        allocatable=allocatable,
+        usage=used,
+        low=low,
+        high=high,
+    )

@@ -1,0 +1,44 @@
+"""The Plan as the `-o json` document of DESIGN.md."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loadaware.plan._types import Plan
+
+
+def plan_to_json(plan: Plan) -> dict[str, Any]:
+    return {
+        "status": plan.status,
+        "reason": plan.reason,
+        "evictions": [
+            {
+                "pod": e.pod,
+                "node": e.node,
+                "expectedNode": e.expected_node,
+                "cpu": round(e.cpu_cores, 6),
+                "memory": round(e.memory_bytes),
+                "reason": e.reason,
+                "workload": e.workload,
+            }
+            for e in plan.evictions
+        ],
+        "nodes": [
+            {
+                "name": n.name,
+                "class": n.node_class,
+                "pool": n.pool,
+                "before": dict(n.before),
+                "after": dict(n.after),
+                **({"note": n.note} if n.note else {}),
+            }
+            for n in plan.nodes
+        ],
+        "solver": {
+            "method": plan.solver.method,
+            "seconds": round(plan.solver.seconds, 4),
+            "objective": plan.solver.objective,
+            "lowerBound": plan.solver.lower_bound,
+        },
+        "skipped": dict(plan.skipped),
+    }

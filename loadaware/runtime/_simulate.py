@@ -1,0 +1,97 @@
+"""`loadaware simulate`: a full round in dry-run against an in-memory cluster.
+
+The plan is applied the way a cluster would apply it: each evicted pod's
+replacement is placed by the kube-scheduler model (by requests, not usage), and
+its usage moves with it. The table shows what the nodes look like after.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+from loadaware import cluster, metrics, plan, policy
+from loadaware.runtime._offline import timed_plan
+
+
+@dataclass(frozen=True, kw_only=True)
+class SimulationResult:
+    plan: plan.Plan
+    observed: dict[str, dict[str, float]]  # node -> utilisation after the replacements landed
+    landed: dict[str, str | None]  # pod key -> node its replacement landed on (None: Pending)
+    hot_before: int
+    hot_after: int
+
+    @property
+    def pending(self) -> int:
+        return sum(1 for node in self.landed.values() if node is None)
+
+    @property
+    def landed_as_planned(self) -> int:
+        expected = {e.pod: e.expected_node for e in self.plan.evictions}
+        return sum(1 for pod, node in self.landed.items() if node == expected.get(pod))
+
+    def verdict(self) -> str:
+        if self.plan.status == "refused":
+            return f"refused: {self.plan.reason}"
+        return (
+            f"hot nodes {self.hot_before} → {self.hot_after}; "
+            f"{len(self.plan.evictions)} evictions; "
+            f"{self.landed_as_planned}/{len(self.landed)} replacements landed where planned; "
+            f"{self.pending} pending"
+        )
+
+
+def simulate_round(
+    state: cluster.ClusterState,
+    usage: metrics.Usage,
+    settings: policy.LoadAwarePolicy,
+    now: datetime.datetime,
+) -> SimulationResult:
+    planned = timed_plan(state, usage, settings, now)
+    hot_before = sum(1 for n in planned.nodes if n.node_class == "hot")
+    if planned.status != "planned":
+        observed = {n.name: dict(n.before) for n in planned.nodes}
+        return SimulationResult(
+            plan=planned, observed=observed, landed={}, hot_before=hot_before, hot_after=hot_before
+        )
+
+    occupancy = plan.Occupancy.from_cluster(state)
+    pods = {p.key: p for p in state.pods}
+    schedulable = [n.name for n in state.nodes if n.ready and not n.unschedulable]
+    node_usage = {name: [s.cpu_cores, s.memory_bytes] for name, s in usage.nodes.items()}
+    landed: dict[str, str | None] = {}
+    for eviction in planned.evictions:
+        pod = pods[eviction.pod]
+        occupancy.remove(pod)
+        node_usage[eviction.node][0] -= eviction.cpu_cores
+        node_usage[eviction.node][1] -= eviction.memory_bytes
+        # The replacement is a new pod: the scheduler sees it unbound.
+        target = plan.predict_node(pod, occupancy, schedulable)
+        landed[pod.key] = target
+        if target is not None:
+            occupancy.add(pod, target)
+            node_usage[target][0] += eviction.cpu_cores
+            node_usage[target][1] += eviction.memory_bytes
+
+    moved = metrics.Usage(
+        collected_at=usage.collected_at,
+        nodes={
+            name: metrics.UsageSample(
+                cpu_cores=c, memory_bytes=m, timestamp=usage.nodes[name].timestamp
+            )
+            for name, (c, m) in node_usage.items()
+        },
+        pods=usage.pods,
+    )
+    excluded = {n.name: n.note for n in planned.nodes if n.node_class == "excluded"}
+    table_after = plan.classify_nodes(state, moved, settings.node_pools, excluded)
+    util = table_after.utilisation()
+    observed = {
+        name: {r: round(float(util[i, k]), 4) for k, r in enumerate(plan.RESOURCES)}
+        for i, name in enumerate(table_after.names)
+    }
+    hot_after = sum(1 for c in table_after.classes if c == "hot")
+    return SimulationResult(
+        plan=planned, observed=observed, landed=landed, hot_before=hot_before, hot_after=hot_after
+    )

@@ -1,0 +1,1889 @@
+"""Generated clusters: raw Kubernetes objects plus a `--metrics` document.
+
+The objects are what `kubectl get nodes,pods,pdb,rs,deploy,sts,ds -A -o json`
+prints (apiVersion, kind, metadata, spec, status), so that everything reading a
+real dump (the loader, `loadaware plan`, the simulated API server) reads these
+too. The metrics document is the `--metrics FILE` format of DESIGN.md.
+
+The story behind every cluster: a few nodes failed some hours ago and their
+replicas were re-created on the survivors, which kube-scheduler packed by
+requests. The failed nodes were replaced, and the replacements sit nearly
+empty, because nothing moves pods back. The survivors that took the extra
+replicas are now hot (75-95 % cpu and/or memory of allocatable at peak), the
+replacements cold, the rest at a level set by `capacity` ("loose": the cluster
+as a whole at about 40 %, "tight": about 63 %). Usage is heavy-tailed against
+requests on cpu (a few pods burst to 2-3x their request), closer to requests on
+memory, and never above a container limit.
+
+Requests fit allocatable on every node; a node's usage is the sum of its pods'
+usage plus a system overhead, so node and pod metrics agree.
+
+Sharing, for speed at 150,000 pods: every object, its `metadata` (labels,
+annotations and ownerReferences included), its `spec` and its `status` (all the
+way down) are its own dicts. Deeper parts of a pod's spec -- `containers`,
+`volumes` (except a StatefulSet pod's, which names its own claim),
+`tolerations`, `affinity` (except a DaemonSet pod's, which names its node) and
+`nodeSelector` -- are shared between the pods of one workload: treat them as
+read-only, or copy them before changing them. Controllers' pod templates are
+their own copies.
+
+Generation is deterministic for a (parameters, seed, now) triple.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import gc
+import hashlib
+import heapq
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from loadaware import errors
+
+KiB = 1024
+MiB = 1024**2
+GiB = 1024**3
+
+SCENARIO_NAMES: tuple[str, ...] = ("peak-hour", "small")
+DEFAULT_SCENARIO = "peak-hour"
+
+Capacity = Literal["loose", "tight"]
+
+# Mean node usage (fraction of allocatable) the whole cluster settles at.
+_MEAN_USAGE = {"loose": (0.40, 0.42), "tight": (0.63, 0.64)}  # (cpu, memory)
+# Request fill is derived from the usage target with these divisors: usage runs
+# below requests on average, as it does where requests are sized for the peak.
+_CPU_FILL_DIVISOR = 0.75
+_MEMORY_FILL_DIVISOR = 0.85
+# After the outage kube-scheduler packed the survivors up to this request fill.
+_HOT_FILL = (0.86, 0.93)
+_MAX_FILL = 0.92
+# Requests are scaled to this share of the pool's request budget, so that the
+# least-allocated placement below always finds room.
+_BUDGET_USE = 0.96
+
+_SAFE_ALPHABET = np.array(list("bcdfghjklmnpqrstvwxz2456789"))  # as kube's generated names
+_HEX = "0123456789abcdef"
+_REGION = "region-1"
+_KUBE_VERSION = "v1.31.2"
+_DS_COUNT = 3  # kube-proxy, node-exporter, log-agent: one pod each per node
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Scenario:
+    name: str
+    description: str
+    objects: list[dict[str, Any]]  # raw Kubernetes objects
+    metrics: dict[str, Any]  # the --metrics document (collectedAt, nodes, pods)
+
+    def cluster_document(self) -> dict[str, Any]:
+        """The objects as a `kind: List`, as kubectl prints them. The items are not copied."""
+        return {
+            "apiVersion": "v1",
+            "kind": "List",
+            "items": list(self.objects),
+            "metadata": {"resourceVersion": ""},
+        }
+
+
+def builtin_scenario(name: str, *, now: datetime.datetime) -> Scenario:
+    """A named, fixed scenario. "peak-hour" is what `loadaware simulate` shows."""
+    match name:
+        case "peak-hour":
+            generated = generate_cluster(
+                nodes=40, pods_per_node=24, zones=3, seed=2026, hot_fraction=0.15, now=now
+            )
+            description = (
+                "40 nodes in 3 zones at peak hour; after a node outage the survivors "
+                "took the replicas and run hot while the replacements sit idle"
+            )
+        case "small":
+            generated = generate_cluster(
+                nodes=6, pods_per_node=14, zones=3, seed=7, hot_fraction=0.25, now=now
+            )
+            description = "6 nodes, two of them hot: a quick case for tests"
+        case _:
+            raise errors.InputError(
+                f"unknown scenario {name!r}",
+                hint="built-in scenarios: " + ", ".join(SCENARIO_NAMES),
+            )
+    return Scenario(
+        name=name, description=description, objects=generated.objects, metrics=generated.metrics
+    )
+
+
+# --- what is generated, before it becomes objects --------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _InstanceType:
+    name: str
+    cores: int
+    memory_gib: int
+    weight: float
+
+
+_INSTANCE_TYPES = (
+    _InstanceType(name="general-4x16", cores=4, memory_gib=16, weight=0.25),
+    _InstanceType(name="general-8x32", cores=8, memory_gib=32, weight=0.5),
+    _InstanceType(name="general-16x64", cores=16, memory_gib=64, weight=0.25),
+)
+_BATCH_TYPE = _INSTANCE_TYPES[2]
+
+
+@dataclass(slots=True, kw_only=True)
+class _Workload:
+    """A controller and its pod template, sized before placement."""
+
+    kind: str  # Deployment | StatefulSet | DaemonSet | Pod (a bare pod)
+    namespace: str
+    name: str
+    team: str
+    replicas: int
+    cpu_m: float  # main container request, before scaling
+    memory_b: float
+    scalable: bool = True  # system add-ons keep their well-known sizes
+    sidecar: bool = False  # a fixed-size proxy container next to the main one
+    limits: str = "none"  # none | burst (limits above requests) | guaranteed
+    pool: str = "default"  # default | batch | all (DaemonSets)
+    tolerations: str = "default"  # default | batch | critical | all
+    priority_class: str = ""
+    priority: int = 0
+    empty_dir: bool = False
+    host_paths: tuple[tuple[str, str], ...] = ()
+    pvc_size: str = ""
+    anti_affinity: str = ""  # "" | hostname | zone
+    pdb: tuple[str, int | str] | None = None  # (minAvailable | maxUnavailable, value)
+    cpu_ratio: float = 0.5  # median usage/request of its pods
+    memory_ratio: float = 0.8
+    image: str = ""
+    service_account: str = "default"
+    old_revisions: int = 0
+    # Filled in by sizing and placement:
+    main_cpu_m: int = 0
+    main_memory_b: int = 0
+    pod_cpu_m: int = 0
+    pod_memory_b: int = 0
+    pod_indices: list[int] = field(default_factory=list)
+
+    @property
+    def selector(self) -> dict[str, str]:
+        return {"app.kubernetes.io/name": self.name}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Generated:
+    objects: list[dict[str, Any]]
+    metrics: dict[str, Any]
+
+
+def generate_cluster(
+    *,
+    nodes: int,
+    pods_per_node: int = 30,
+    zones: int = 3,
+    seed: int = 0,
+    capacity: Capacity = "loose",
+    hot_fraction: float = 0.1,
+    now: datetime.datetime,
+) -> Scenario:
+    """A cluster of `nodes` nodes and about `nodes * pods_per_node` pods, DaemonSets included."""
+    if nodes < 1:
+        raise ValueError("nodes must be at least 1")
+    if pods_per_node < _DS_COUNT + 2:
+        raise ValueError(f"pods_per_node must be at least {_DS_COUNT + 2}")
+    if not 1 <= zones <= 26:
+        raise ValueError("zones must be between 1 and 26")
+    if capacity not in _MEAN_USAGE:
+        raise ValueError("capacity must be 'loose' or 'tight'")
+    if not 0.0 <= hot_fraction <= 0.5:
+        raise ValueError("hot_fraction must be between 0 and 0.5")
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    generated = _Generator(
+        nodes=nodes,
+        pods_per_node=pods_per_node,
+        zones=zones,
+        seed=seed,
+        capacity=capacity,
+        hot_fraction=hot_fraction,
+        now=now,
+    ).run()
+    return Scenario(
+        name=f"generated-{nodes}",
+        description=(
+            f"{nodes} nodes, about {pods_per_node} pods each, {zones} zones, "
+            f"{capacity} capacity, seed {seed}"
+        ),
+        objects=generated.objects,
+        metrics=generated.metrics,
+    )
+
+
+# --- small helpers ----------------------------------------------------------------------------
+
+
+def _cpu_quantity(millicores: int) -> str:
+    return str(millicores // 1000) if millicores % 1000 == 0 else f"{millicores}m"
+
+
+def _memory_quantity(size: int) -> str:
+    for unit, factor in (("Gi", GiB), ("Mi", MiB), ("Ki", KiB)):
+        if size % factor == 0:
+            return f"{size // factor}{unit}"
+    return str(size)
+
+
+def _uids(rng: np.random.Generator, count: int) -> list[str]:
+    """Version-4-shaped UIDs from the seeded generator (uuid4 would break determinism)."""
+    text = rng.bytes(16 * count).hex()
+    variants = rng.integers(8, 12, size=count).tolist()
+    out = []
+    for i in range(count):
+        h = text[32 * i : 32 * i + 32]
+        out.append(f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_HEX[variants[i]]}{h[17:20]}-{h[20:]}")
+    return out
+
+
+def _hex_ids(rng: np.random.Generator, count: int, length: int = 64) -> list[str]:
+    text = rng.bytes(count * length // 2).hex()
+    return [text[i * length : (i + 1) * length] for i in range(count)]
+
+
+def _safe_strings(rng: np.random.Generator, count: int, length: int) -> list[str]:
+    chars = _SAFE_ALPHABET[rng.integers(0, len(_SAFE_ALPHABET), size=(count, length))]
+    return chars.view(f"<U{length}").ravel().tolist()
+
+
+def _timestamps(now: datetime.datetime, ages_seconds: np.ndarray) -> list[str]:
+    """RFC 3339 strings for `now - age`, vectorised: formatting 300,000 datetimes one by one
+    costs more than building the pods."""
+    base = np.datetime64(now.astimezone(datetime.UTC).replace(tzinfo=None), "s")
+    moments = base - np.rint(ages_seconds).astype("timedelta64[s]")
+    return [s + "Z" for s in np.datetime_as_string(moments, unit="s").tolist()]
+
+
+def _scaled(value: int | str, expected: int) -> int:
+    """An IntOrString of a PodDisruptionBudget against the expected pod count, rounded up
+    as the disruption controller does."""
+    if isinstance(value, str):
+        return math.ceil(int(value.rstrip("%")) * expected / 100)
+    return value
+
+
+# --- the generator ----------------------------------------------------------------------------
+
+# fmt: off
+_TEAMS = (
+    "shop", "payments", "search", "identity", "analytics", "media", "ads", "notifications",
+    "catalog", "logistics"
+)
+_WORDS_A = (
+    "order", "cart", "price", "stock", "user", "session", "profile", "review", "image", "video",
+    "mail", "push", "feed", "rank", "report", "invoice", "ship", "route", "token", "audit",
+    "event", "quote", "coupon", "geo"
+)
+_WORDS_B = (
+    "api", "worker", "gateway", "consumer", "sync", "cache", "indexer", "renderer", "scorer",
+    "exporter", "scheduler", "service"
+)
+# fmt: on
+
+
+class _Generator:
+    def __init__(
+        self,
+        *,
+        nodes: int,
+        pods_per_node: int,
+        zones: int,
+        seed: int,
+        capacity: Capacity,
+        hot_fraction: float,
+        now: datetime.datetime,
+    ) -> None:
+        self.n = nodes
+        self.pods_per_node = pods_per_node
+        self.zones = zones
+        self.capacity = capacity
+        self.hot_fraction = hot_fraction
+        self.now = now.astimezone(datetime.UTC).replace(microsecond=0)
+        self.rng = np.random.default_rng(seed)
+        self.resource_version = 4_000_000 + int(self.rng.integers(0, 1_000_000))
+        self.uid_buffer: list[str] = []
+        self.hash_buffer: list[str] = []
+
+    def uid(self) -> str:
+        # Drawn in blocks: one draw per object would cost more than the object.
+        if not self.uid_buffer:
+            self.uid_buffer = _uids(self.rng, 1024)[::-1]
+        return self.uid_buffer.pop()
+
+    def name_hash(self) -> str:
+        """A pod-template-hash-like string."""
+        if not self.hash_buffer:
+            self.hash_buffer = _safe_strings(self.rng, 1024, 10)[::-1]
+        return self.hash_buffer.pop()
+
+    def next_rv(self) -> str:
+        self.resource_version += 1
+        return str(self.resource_version)
+
+    def run(self) -> _Generated:
+        # Millions of small acyclic dicts: the cycle collector would only rescan them.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run()
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _run(self) -> _Generated:
+        self.make_nodes()
+        self.classify_nodes()
+        self.make_workloads()
+        self.size_workloads()
+        self.place_pods()
+        self.compute_usage()
+        self.compute_ages()
+        objects = self.node_objects()
+        objects += self.workload_and_pod_objects()
+        return _Generated(objects=objects, metrics=self.metrics_document())
+
+    # -- nodes --
+
+    def make_nodes(self) -> None:
+        rng, n = self.rng, self.n
+        n_batch = max(1, round(0.05 * n)) if n >= 10 else 0
+        n_default = n - n_batch
+        weights = np.array([t.weight for t in _INSTANCE_TYPES])
+        types = rng.choice(len(_INSTANCE_TYPES), size=n_default, p=weights / weights.sum())
+        self.node_type = [_INSTANCE_TYPES[t] for t in types.tolist()]
+        self.node_type += [_BATCH_TYPE] * n_batch
+        self.node_pool = ["default"] * n_default + ["batch"] * n_batch
+        self.zone_names = [f"{_REGION}{chr(ord('a') + z)}" for z in range(self.zones)]
+        zone_index = np.concatenate(
+            [np.arange(n_default) % self.zones, np.arange(n_batch) % self.zones]
+        )
+        self.node_zone = zone_index.tolist()
+        width = max(3, len(str(n)))
+        counters: dict[tuple[str, int], int] = {}
+        self.node_names: list[str] = []
+        for pool, z in zip(self.node_pool, self.node_zone, strict=True):
+            k = counters.get((pool, z), 0) + 1
+            counters[pool, z] = k
+            self.node_names.append(f"{pool}-{chr(ord('a') + z)}-{k:0{width}d}")
+
+        cores = np.array([t.cores for t in self.node_type])
+        # kube-reserved cpu as managed offerings size it: a share of each core, falling.
+        reserved_m = 60 + 10 + np.where(cores > 2, 10 * (np.minimum(cores, 4) - 2) / 2, 0)
+        reserved_m = reserved_m + np.where(cores > 4, 2.5 * (cores - 4), 0)
+        self.capacity_cpu_m = cores * 1000
+        self.alloc_cpu_m = (cores * 1000 - np.rint(reserved_m)).astype(np.int64)
+        nominal_ki = np.array([t.memory_gib for t in self.node_type]) * 1024 * 1024
+        # The kernel keeps a little of the nominal size, differently on every boot.
+        capacity_ki = (nominal_ki * 0.985).astype(np.int64) - rng.integers(0, 4096, size=n)
+        self.capacity_memory_ki = capacity_ki
+        alloc_ki = capacity_ki - (capacity_ki * 0.04).astype(np.int64) - 100 * 1024
+        self.alloc_memory_b = alloc_ki * KiB
+        self.alloc_memory_ki = alloc_ki
+        self.alloc_pods = np.full(n, 110)
+
+        self.ready = np.ones(n, dtype=bool)
+        self.schedulable = np.ones(n, dtype=bool)
+        if n >= 30:
+            # A cordoned node (maintenance) and, in larger clusters, nodes whose kubelet
+            # reports NotReady: neither may receive pods.
+            default_idx = rng.permutation(n_default)
+            n_cordoned = 1 + n // 1000
+            n_not_ready = (1 + n // 1000) if n >= 100 else 0
+            self.schedulable[default_idx[:n_cordoned]] = False
+            self.ready[default_idx[n_cordoned : n_cordoned + n_not_ready]] = False
+
+    def classify_nodes(self) -> None:
+        """Hot survivors, cold replacements, normal rest; usage targets and request budgets."""
+        rng, n = self.rng, self.n
+        in_default = np.array([p == "default" for p in self.node_pool])
+        eligible = np.flatnonzero(in_default & self.ready & self.schedulable)
+        n_hot = round(self.hot_fraction * n)
+        if self.hot_fraction > 0:
+            n_hot = max(1, n_hot)
+        n_hot = min(n_hot, len(eligible) // 2)
+        n_cold = min(n_hot, len(eligible) - n_hot)
+        order = rng.permutation(eligible)
+        self.node_class = np.full(n, "normal", dtype=object)
+        self.node_class[order[:n_hot]] = "hot"
+        self.node_class[order[n_hot : n_hot + n_cold]] = "cold"
+        self.node_class[~self.ready] = "down"
+        is_hot = self.node_class == "hot"
+        is_cold = self.node_class == "cold"
+        is_normal = self.node_class == "normal"
+
+        hot_kind = rng.choice(3, size=n, p=[0.45, 0.25, 0.30])  # cpu, memory, both
+        hot_cpu = is_hot & (hot_kind != 1)
+        hot_memory = is_hot & (hot_kind != 0)
+        target_cpu = np.zeros(n)
+        target_memory = np.zeros(n)
+        target_cpu[hot_cpu] = rng.uniform(0.78, 0.95, size=hot_cpu.sum())
+        target_memory[hot_memory] = rng.uniform(0.84, 0.94, size=hot_memory.sum())
+        warm_cpu, warm_memory = is_hot & ~hot_cpu, is_hot & ~hot_memory
+        target_cpu[warm_cpu] = rng.uniform(0.45, 0.66, size=warm_cpu.sum())
+        target_memory[warm_memory] = rng.uniform(0.5, 0.74, size=warm_memory.sum())
+        target_cpu[is_cold] = rng.uniform(0.16, 0.32, size=is_cold.sum())
+        target_memory[is_cold] = rng.uniform(0.22, 0.42, size=is_cold.sum())
+
+        # The normal level is what brings the cluster's mean to the capacity setting.
+        mean_cpu, mean_memory = _MEAN_USAGE[self.capacity]
+        n_up = int(self.ready.sum())
+        n_normal = int(is_normal.sum())
+        if n_normal:
+            level_cpu = (mean_cpu * n_up - target_cpu[is_hot | is_cold].sum()) / n_normal
+            level_memory = (mean_memory * n_up - target_memory[is_hot | is_cold].sum()) / n_normal
+            noise = rng.normal(0.0, 0.04, size=(2, n_normal))
+            target_cpu[is_normal] = np.clip(np.clip(level_cpu, 0.2, 0.63) + noise[0], 0.15, 0.66)
+            target_memory[is_normal] = np.clip(
+                np.clip(level_memory, 0.25, 0.7) + noise[1], 0.2, 0.74
+            )
+        self.target_cpu = target_cpu
+        self.target_memory = target_memory
+
+        fill_cpu = np.clip(target_cpu / _CPU_FILL_DIVISOR, 0.1, _MAX_FILL)
+        fill_memory = np.clip(target_memory / _MEMORY_FILL_DIVISOR, 0.1, _MAX_FILL)
+        packed = rng.uniform(*_HOT_FILL, size=(2, n))
+        fill_cpu[is_hot] = packed[0][is_hot]
+        fill_memory[is_hot] = packed[1][is_hot]
+        fill_cpu[~self.ready] = 0.0
+        fill_memory[~self.ready] = 0.0
+        self.budget_cpu_m = fill_cpu * self.alloc_cpu_m
+        self.budget_memory_b = fill_memory * self.alloc_memory_b
+
+        # The outage: survivors took replicas some hours ago; replacements came up after.
+        self.outage_age = float(rng.uniform(2 * 3600, 6 * 3600))
+        ages = rng.uniform(5 * 86400, 90 * 86400, size=n)
+        ages[is_cold] = self.outage_age - rng.uniform(600, 2400, size=is_cold.sum())
+        self.node_age = ages
+
+    # -- workloads --
+
+    def make_workloads(self) -> None:
+        rng, n = self.rng, self.n
+        n_default_up = int(((self.node_class != "down") & self.schedulable).sum())
+        has_batch = "batch" in self.node_pool
+        w: list[_Workload] = []
+        node_paths = (("proc", "/proc"), ("sys", "/sys"), ("root", "/"))
+        w.append(
+            _Workload(
+                kind="DaemonSet",
+                namespace="kube-system",
+                name="kube-proxy",
+                team="platform",
+                replicas=0,
+                cpu_m=100,
+                memory_b=64 * MiB,
+                scalable=False,
+                pool="all",
+                tolerations="all",
+                priority_class="system-node-critical",
+                priority=2000001000,
+                host_paths=(("lib-modules", "/lib/modules"), ("xtables-lock", "/run/xtables.lock")),
+                cpu_ratio=0.3,
+                memory_ratio=0.6,
+                image="registry.example.com/platform/kube-proxy:" + _KUBE_VERSION,
+                service_account="kube-proxy",
+            )
+        )
+        w.append(
+            _Workload(
+                kind="DaemonSet",
+                namespace="monitoring",
+                name="node-exporter",
+                team="platform",
+                replicas=0,
+                cpu_m=50,
+                memory_b=64 * MiB,
+                scalable=False,
+                limits="burst",
+                pool="all",
+                tolerations="all",
+                host_paths=node_paths,
+                cpu_ratio=0.25,
+                memory_ratio=0.5,
+                image="registry.example.com/platform/node-exporter:1.8.2",
+                service_account="node-exporter",
+            )
+        )
+        w.append(
+            _Workload(
+                kind="DaemonSet",
+                namespace="logging",
+                name="log-agent",
+                team="platform",
+                replicas=0,
+                cpu_m=100,
+                memory_b=200 * MiB,
+                scalable=False,
+                limits="burst",
+                pool="all",
+                tolerations="all",
+                host_paths=(("varlog", "/var/log"), ("pods", "/var/log/pods")),
+                cpu_ratio=0.5,
+                memory_ratio=0.7,
+                image="registry.example.com/platform/log-agent:3.1.0",
+                service_account="log-agent",
+            )
+        )
+        w.append(
+            _Workload(
+                kind="Deployment",
+                namespace="kube-system",
+                name="coredns",
+                team="platform",
+                replicas=int(np.clip(n // 16 + 1, 2, 40)),
+                cpu_m=100,
+                memory_b=70 * MiB,
+                scalable=False,
+                limits="burst",
+                tolerations="critical",
+                priority_class="system-cluster-critical",
+                priority=2000000000,
+                pdb=("maxUnavailable", 1),
+                cpu_ratio=0.4,
+                memory_ratio=0.6,
+                image="registry.example.com/platform/coredns:1.11.3",
+                service_account="coredns",
+            )
+        )
+        w.append(
+            _Workload(
+                kind="Deployment",
+                namespace="kube-system",
+                name="metrics-server",
+                team="platform",
+                replicas=1,
+                cpu_m=100,
+                memory_b=200 * MiB,
+                scalable=False,
+                tolerations="critical",
+                priority_class="system-cluster-critical",
+                priority=2000000000,
+                empty_dir=True,
+                cpu_ratio=0.3,
+                memory_ratio=0.5,
+                image="registry.example.com/platform/metrics-server:0.7.2",
+                service_account="metrics-server",
+            )
+        )
+        w.append(
+            _Workload(
+                kind="StatefulSet",
+                namespace="monitoring",
+                name="prometheus",
+                team="platform",
+                replicas=2,
+                cpu_m=500,
+                memory_b=2 * GiB,
+                limits="burst",
+                pvc_size="100Gi",
+                pdb=("maxUnavailable", 1),
+                cpu_ratio=0.5,
+                memory_ratio=0.85,
+                image="registry.example.com/platform/prometheus:2.54.1",
+                service_account="prometheus",
+            )
+        )
+        w.append(
+            _Workload(
+                kind="Deployment",
+                namespace="payments",
+                name="payments-api",
+                team="payments",
+                replicas=min(max(3, n // 20), 12, n_default_up),
+                cpu_m=400,
+                memory_b=768 * MiB,
+                limits="burst",
+                sidecar=True,
+                anti_affinity="hostname",
+                pdb=("maxUnavailable", 1),
+                cpu_ratio=0.7,
+                memory_ratio=0.8,
+            )
+        )
+        w.append(
+            _Workload(
+                kind="Deployment",
+                namespace="payments",
+                name="ledger",
+                team="payments",
+                replicas=3,
+                cpu_m=300,
+                memory_b=1 * GiB,
+                limits="guaranteed",
+                # minAvailable equal to replicas: a common setting that blocks every eviction.
+                pdb=("minAvailable", 3),
+                cpu_ratio=0.5,
+                memory_ratio=0.85,
+            )
+        )
+        if self.zones >= 2:
+            w.append(
+                _Workload(
+                    kind="StatefulSet",
+                    namespace="data",
+                    name="zookeeper",
+                    team="data",
+                    replicas=min(3, self.zones),
+                    cpu_m=250,
+                    memory_b=1 * GiB,
+                    limits="burst",
+                    pvc_size="10Gi",
+                    anti_affinity="zone",
+                    pdb=("maxUnavailable", 1),
+                    cpu_ratio=0.4,
+                    memory_ratio=0.8,
+                )
+            )
+        w.append(
+            _Workload(
+                kind="StatefulSet",
+                namespace="data",
+                name="postgres",
+                team="data",
+                replicas=2,
+                cpu_m=1000,
+                memory_b=4 * GiB,
+                limits="guaranteed",
+                pvc_size="50Gi",
+                pdb=("minAvailable", 1),
+                cpu_ratio=0.5,
+                memory_ratio=0.9,
+            )
+        )
+        w.append(
+            _Workload(
+                kind="Deployment",
+                namespace="shop",
+                name="frontend",
+                team="shop",
+                replicas=max(4, n // 5),
+                cpu_m=300,
+                memory_b=512 * MiB,
+                limits="burst",
+                sidecar=True,
+                pdb=("maxUnavailable", "25%"),
+                cpu_ratio=0.8,
+                memory_ratio=0.75,
+            )
+        )
+        w.append(
+            _Workload(
+                kind="Deployment",
+                namespace="search",
+                name="indexer",
+                team="search",
+                replicas=max(2, n // 25),
+                cpu_m=500,
+                memory_b=2 * GiB,
+                empty_dir=True,
+                cpu_ratio=0.7,
+                memory_ratio=0.85,
+            )
+        )
+        if n >= 20:
+            # A pod somebody started by hand: nothing would recreate it.
+            w.append(
+                _Workload(
+                    kind="Pod",
+                    namespace="default",
+                    name="debug-shell",
+                    team="platform",
+                    replicas=1,
+                    cpu_m=100,
+                    memory_b=128 * MiB,
+                    cpu_ratio=0.05,
+                    memory_ratio=0.3,
+                )
+            )
+        if has_batch:
+            n_batch = self.node_pool.count("batch")
+            batch_pods = max(2, round(n_batch * (self.pods_per_node - _DS_COUNT) * 0.9))
+            n_batch_workloads = max(2, batch_pods // 40)
+            split = rng.multinomial(
+                batch_pods - n_batch_workloads, [1 / n_batch_workloads] * n_batch_workloads
+            )
+            for i, extra in enumerate(split.tolist()):
+                w.append(
+                    _Workload(
+                        kind="Deployment",
+                        namespace="batch",
+                        name=("report-builder", "etl-worker")[i] if i < 2 else f"etl-shard-{i - 1}",
+                        team="analytics",
+                        replicas=1 + extra,
+                        cpu_m=1000,
+                        memory_b=2 * GiB,
+                        pool="batch",
+                        tolerations="batch",
+                        empty_dir=True,
+                        cpu_ratio=0.9,
+                        memory_ratio=0.8,
+                    )
+                )
+
+        non_ds_target = n * (self.pods_per_node - _DS_COUNT)
+        default_target = non_ds_target - sum(x.replicas for x in w if x.pool == "batch")
+        have = sum(x.replicas for x in w if x.pool == "default")
+        w.extend(self.filler_workloads(default_target - have))
+        self.workloads = w
+
+    def filler_workloads(self, pods: int) -> list[_Workload]:
+        rng = self.rng
+        out: list[_Workload] = []
+        if pods <= 0:
+            return out
+        # Batches of random draws keep the per-workload cost low at 5,000 nodes.
+        batch = max(16, pods // 4)
+        taken: set[tuple[str, str]] = set()
+        while pods > 0:
+            replicas = 1 + np.floor(rng.lognormal(np.log(4.0), 0.9, size=batch)).astype(int)
+            replicas = np.minimum(replicas, 80)
+            teams = rng.integers(0, len(_TEAMS), size=batch)
+            word_a = rng.integers(0, len(_WORDS_A), size=batch)
+            word_b = rng.integers(0, len(_WORDS_B), size=batch)
+            cpu = rng.lognormal(np.log(250.0), 0.7, size=batch)
+            gib_per_core = rng.lognormal(np.log(2.5), 0.5, size=batch)
+            u = rng.random(size=(6, batch))
+            cpu_ratio = rng.lognormal(np.log(0.55), 0.35, size=batch)
+            memory_ratio = rng.uniform(0.65, 0.95, size=batch)
+            for i in range(batch):
+                if pods <= 0:
+                    break
+                r = int(min(replicas[i], pods))
+                team = _TEAMS[teams[i]]
+                base = f"{_WORDS_A[word_a[i]]}-{_WORDS_B[word_b[i]]}"
+                name, k = base, 1
+                while (team, name) in taken:
+                    k += 1
+                    name = f"{base}-{k}"
+                taken.add((team, name))
+                pdb: tuple[str, int | str] | None = None
+                if r >= 2 and u[0, i] < 0.25:
+                    roll = u[1, i]
+                    if roll < 0.5:
+                        pdb = ("maxUnavailable", 1)
+                    elif roll < 0.75:
+                        pdb = ("minAvailable", "50%")
+                    elif roll < 0.9:
+                        pdb = ("maxUnavailable", "25%")
+                    else:
+                        pdb = ("minAvailable", r)  # blocks every eviction
+                limits = "guaranteed" if u[2, i] < 0.15 else ("burst" if u[2, i] < 0.6 else "none")
+                out.append(
+                    _Workload(
+                        kind="Deployment",
+                        namespace=team,
+                        name=name,
+                        team=team,
+                        replicas=r,
+                        cpu_m=float(cpu[i]),
+                        memory_b=float(cpu[i] / 1000 * gib_per_core[i] * GiB),
+                        sidecar=bool(u[3, i] < 0.3),
+                        limits=limits,
+                        empty_dir=bool(u[4, i] < 0.15),
+                        pdb=pdb,
+                        cpu_ratio=float(cpu_ratio[i]),
+                        memory_ratio=float(memory_ratio[i]),
+                        old_revisions=int(u[5, i] * 3),
+                    )
+                )
+                pods -= r
+        return out
+
+    def size_workloads(self) -> None:
+        """Scale the scalable requests so that each pool's pods fill its request budget."""
+        sidecar_cpu_m, sidecar_memory_b = 50, 64 * MiB
+        up = self.node_class != "down"
+        for pool in ("default", "batch"):
+            in_pool = np.array([p == pool for p in self.node_pool]) & up
+            members = [x for x in self.workloads if x.pool == pool]
+            if not members or not in_pool.any():
+                continue
+            ds = [x for x in self.workloads if x.pool == "all"]
+            fixed_cpu = in_pool.sum() * sum(x.cpu_m for x in ds)
+            fixed_memory = in_pool.sum() * sum(x.memory_b for x in ds)
+            raw_cpu = raw_memory = 0.0
+            for x in members:
+                side = x.replicas if x.sidecar else 0
+                fixed_cpu += side * sidecar_cpu_m
+                fixed_memory += side * sidecar_memory_b
+                if x.scalable:
+                    raw_cpu += x.replicas * x.cpu_m
+                    raw_memory += x.replicas * x.memory_b
+                else:
+                    fixed_cpu += x.replicas * x.cpu_m
+                    fixed_memory += x.replicas * x.memory_b
+            budget_cpu = _BUDGET_USE * self.budget_cpu_m[in_pool].sum()
+            budget_memory = _BUDGET_USE * self.budget_memory_b[in_pool].sum()
+            scale_cpu = max(budget_cpu - fixed_cpu, 0.05 * budget_cpu) / max(raw_cpu, 1.0)
+            scale_memory = max(budget_memory - fixed_memory, 0.05 * budget_memory) / max(
+                raw_memory, 1.0
+            )
+            # No single pod may be too big for the smallest node of its pool.
+            cap_cpu = 0.3 * self.alloc_cpu_m[in_pool].min()
+            cap_memory = 0.3 * self.alloc_memory_b[in_pool].min()
+            for x in members:
+                cpu, memory = x.cpu_m, x.memory_b
+                if x.scalable:
+                    cpu, memory = cpu * scale_cpu, memory * scale_memory
+                x.main_cpu_m = max(10, 5 * round(min(cpu, cap_cpu) / 5))
+                x.main_memory_b = max(
+                    32 * MiB, 8 * MiB * round(min(memory, cap_memory) / (8 * MiB))
+                )
+        for x in self.workloads:
+            if x.pool == "all":
+                x.main_cpu_m, x.main_memory_b = int(x.cpu_m), int(x.memory_b)
+            x.pod_cpu_m = x.main_cpu_m + (sidecar_cpu_m if x.sidecar else 0)
+            x.pod_memory_b = x.main_memory_b + (sidecar_memory_b if x.sidecar else 0)
+
+    # -- placement --
+
+    def place_pods(self) -> None:
+        """DaemonSets first, then the anti-affinity replicas on distinct nodes or zones, then
+        everything else least-allocated against each node's request budget."""
+        rng, n = self.rng, self.n
+        used_cpu = np.zeros(n, dtype=np.int64)
+        used_memory = np.zeros(n, dtype=np.int64)
+        used_pods = np.zeros(n, dtype=np.int64)
+        pod_workload: list[int] = []
+        pod_node: list[int] = []
+
+        def put(wi: int, node: int) -> None:
+            x = self.workloads[wi]
+            used_cpu[node] += x.pod_cpu_m
+            used_memory[node] += x.pod_memory_b
+            used_pods[node] += 1
+            x.pod_indices.append(len(pod_workload))
+            pod_workload.append(wi)
+            pod_node.append(node)
+
+        for wi, x in enumerate(self.workloads):
+            if x.kind == "DaemonSet":
+                for node in range(n):
+                    put(wi, node)
+
+        up = (self.node_class != "down") & self.schedulable
+        open_default = np.flatnonzero(up & np.array([p == "default" for p in self.node_pool]))
+
+        def fits(wi: int, node: int) -> bool:
+            x = self.workloads[wi]
+            return bool(
+                used_cpu[node] + x.pod_cpu_m <= self.alloc_cpu_m[node]
+                and used_memory[node] + x.pod_memory_b <= self.alloc_memory_b[node]
+                and used_pods[node] < self.alloc_pods[node]
+            )
+
+        for wi, x in enumerate(self.workloads):
+            if x.anti_affinity == "hostname":
+                for node in rng.permutation(open_default).tolist():
+                    if len(x.pod_indices) == x.replicas:
+                        break
+                    if fits(wi, node):
+                        put(wi, node)
+            elif x.anti_affinity == "zone":
+                for z in range(x.replicas):
+                    in_zone = [i for i in open_default.tolist() if self.node_zone[i] == z]
+                    for node in rng.permutation(in_zone).tolist():
+                        if fits(wi, node):
+                            put(wi, node)
+                            break
+
+        # Pods that must land go first (system add-ons, StatefulSets), the rest in random order.
+        must: list[int] = []
+        rest: list[int] = []
+        for wi, x in enumerate(self.workloads):
+            if x.kind == "DaemonSet" or x.anti_affinity:
+                continue
+            target = must if (not x.scalable or x.kind == "StatefulSet") else rest
+            target.extend([wi] * x.replicas)
+        order = must + [rest[i] for i in rng.permutation(len(rest)).tolist()]
+
+        heaps: dict[str, list[tuple[float, int]]] = {}
+        for pool in ("default", "batch"):
+            members = [
+                i for i in range(n) if self.node_pool[i] == pool and self.node_class[i] != "down"
+            ]
+            heaps[pool] = [(self._fill_key(i, used_cpu, used_memory), i) for i in members]
+            heapq.heapify(heaps[pool])
+
+        for wi in order:
+            heap = heaps[self.workloads[wi].pool]
+            # A replica that fits none of the emptiest few nodes is dropped (the pool is
+            # full); replicas are counted from placed pods below.
+            tried: list[tuple[float, int]] = []
+            while heap and len(tried) < 8:
+                entry = heapq.heappop(heap)
+                if fits(wi, entry[1]):
+                    put(wi, entry[1])
+                    heapq.heappush(
+                        heap, (self._fill_key(entry[1], used_cpu, used_memory), entry[1])
+                    )
+                    break
+                tried.append(entry)
+            for entry in tried:
+                heapq.heappush(heap, entry)
+        for x in self.workloads:
+            if x.kind != "DaemonSet":
+                x.replicas = len(x.pod_indices)
+        self.workloads = [x for x in self.workloads if x.replicas or x.kind == "DaemonSet"]
+
+        self.pod_workload = np.array(pod_workload, dtype=np.int64)
+        self.pod_node = np.array(pod_node, dtype=np.int64)
+        self.used_cpu_m = used_cpu
+        self.used_memory_b = used_memory
+        self.used_pods = used_pods
+
+    def _fill_key(self, node: int, used_cpu: np.ndarray, used_memory: np.ndarray) -> float:
+        """Smallest first: the node with the most of its budget left, relative to the budget."""
+        left_cpu = 1.0 - used_cpu[node] / max(self.budget_cpu_m[node], 1.0)
+        left_memory = 1.0 - used_memory[node] / max(self.budget_memory_b[node], 1.0)
+        return -float(min(left_cpu, left_memory))
+
+    # -- usage --
+
+    def compute_usage(self) -> None:
+        rng, n = self.rng, self.n
+        count = len(self.pod_workload)
+        wl = self.workloads
+        # Workload indices shifted when empty workloads were dropped: re-map by identity.
+        index_of = {id(x): i for i, x in enumerate(wl)}
+        remap = np.zeros(count, dtype=np.int64)
+        for x in wl:
+            remap[x.pod_indices] = index_of[id(x)]
+        self.pod_workload = remap
+
+        req_cpu = np.array([x.pod_cpu_m for x in wl], dtype=float)[remap] / 1000.0
+        req_memory = np.array([x.pod_memory_b for x in wl], dtype=float)[remap]
+        cpu_ratio = np.array([x.cpu_ratio for x in wl])[remap]
+        memory_ratio = np.array([x.memory_ratio for x in wl])[remap]
+        lim_cpu, lim_memory = self._limits()
+        scalable = np.array([x.scalable and x.pool != "all" for x in wl])[remap]
+
+        raw_cpu = req_cpu * cpu_ratio * rng.lognormal(0.0, 0.45, size=count)
+        raw_memory = req_memory * memory_ratio * rng.lognormal(0.0, 0.1, size=count)
+        self.overhead_cpu = rng.uniform(0.04, 0.15, size=n)
+        self.overhead_memory = rng.uniform(250, 600, size=n) * MiB
+
+        cpu = self._fit_to_target(
+            raw_cpu,
+            scalable,
+            lim_cpu[remap],
+            self.target_cpu * self.alloc_cpu_m / 1000.0 - self.overhead_cpu,
+            (0.2, 3.5),
+        )
+        memory = self._fit_to_target(
+            raw_memory,
+            scalable,
+            0.97 * lim_memory[remap],
+            self.target_memory * self.alloc_memory_b - self.overhead_memory,
+            (0.4, 1.35),
+        )
+        self.pod_usage_cpu = np.maximum(np.round(cpu, 3), 0.001)
+        self.pod_usage_memory = np.maximum(np.round(memory / 4096), 256) * 4096
+        node_cpu = np.bincount(self.pod_node, weights=self.pod_usage_cpu, minlength=n)
+        node_memory = np.bincount(self.pod_node, weights=self.pod_usage_memory, minlength=n)
+        self.node_usage_cpu = np.round(node_cpu + self.overhead_cpu, 3)
+        self.node_usage_memory = np.round((node_memory + self.overhead_memory) / 4096) * 4096
+
+    def _limits(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per workload, the pod's cpu (cores) and memory limits; inf where a container has none."""
+        cpu, memory = [], []
+        for x in self.workloads:
+            if x.limits == "guaranteed":
+                cpu.append(x.pod_cpu_m / 1000.0)
+                memory.append(float(x.pod_memory_b))
+            elif x.limits == "burst":
+                side_cpu, side_memory = (50 * 2, 64 * MiB * 2) if x.sidecar else (0, 0)
+                cpu.append((2 * x.main_cpu_m + side_cpu) / 1000.0)
+                memory.append(float(x.main_memory_b * 3 // 2 + side_memory))
+            else:
+                cpu.append(math.inf)
+                memory.append(math.inf)
+        return np.array(cpu), np.array(memory)
+
+    def _fit_to_target(
+        self,
+        raw: np.ndarray,
+        scalable: np.ndarray,
+        limit: np.ndarray,
+        target: np.ndarray,
+        bounds: tuple[float, float],
+    ) -> np.ndarray:
+        """Scale the scalable pods of each node so the node meets its usage target, never
+        above a limit (a container at its cpu limit is throttled, at its memory limit killed)."""
+        n = self.n
+        usage = np.minimum(raw, limit)
+        free = scalable.copy()
+        for _ in range(3):
+            fixed = np.bincount(self.pod_node, weights=np.where(free, 0.0, usage), minlength=n)
+            movable = np.bincount(self.pod_node, weights=np.where(free, usage, 0.0), minlength=n)
+            factor = np.where(movable > 0, (target - fixed) / np.maximum(movable, 1e-9), 1.0)
+            factor = np.clip(factor, *bounds)
+            scaled = usage * factor[self.pod_node]
+            usage = np.where(free, np.minimum(scaled, limit), usage)
+            free = free & (scaled < limit)
+        return usage
+
+    # -- time --
+
+    def compute_ages(self) -> None:
+        """Creation ages in seconds before now, consistent along owner chains."""
+        rng = self.rng
+        count = len(self.pod_workload)
+        node_age = self.node_age[self.pod_node]
+        ages = np.exp(rng.uniform(np.log(2 * 3600), np.log(12 * 86400), size=count))
+        ages = np.minimum(ages, node_age - 60)
+        on_cold = self.node_class[self.pod_node] == "cold"
+        ages[on_cold] = rng.uniform(600, np.maximum(node_age[on_cold] - 60, 601))
+        # About a third of a hot node's pods are the replicas re-created during the outage.
+        is_ds = np.array([x.kind == "DaemonSet" for x in self.workloads])[self.pod_workload]
+        moved = (self.node_class[self.pod_node] == "hot") & ~is_ds
+        moved &= rng.random(count) < 0.35
+        ages[moved] = self.outage_age - rng.uniform(30, 400, size=int(moved.sum()))
+        for x in self.workloads:
+            if x.kind == "DaemonSet":
+                rollout = float(rng.uniform(86400, 20 * 86400))
+                idx = np.array(x.pod_indices)
+                ages[idx] = np.minimum(node_age[idx], rollout) - rng.uniform(5, 40, size=len(idx))
+        self.pod_age = np.maximum(ages, 120.0)
+        self.ready_age = self.pod_age - rng.uniform(3, 40, size=count)
+        restarts = np.where(rng.random(count) < 0.15, rng.geometric(0.5, size=count), 0)
+        crashy = rng.random(count) < 0.005
+        self.restarts = np.where(crashy, rng.integers(10, 60, size=count), restarts)
+
+    # -- objects --
+
+    def node_objects(self) -> list[dict[str, Any]]:
+        n = self.n
+        uids = _uids(self.rng, n)
+        self.node_uid = uids
+        created = _timestamps(self.now, self.node_age)
+        heartbeat = _timestamps(self.now, self.rng.uniform(2, 30, size=n))
+        self.metrics_age = self.rng.uniform(10, 40, size=n)
+        self.node_ip = [
+            f"172.{16 + (i >> 16)}.{(i >> 8) & 255}.{(i & 255) + 0}" for i in range(10, n + 10)
+        ]
+        objects = []
+        for i in range(n):
+            name = self.node_names[i]
+            t = self.node_type[i]
+            zone = self.zone_names[self.node_zone[i]]
+            pool = self.node_pool[i]
+            ready = bool(self.ready[i])
+            taints: list[dict[str, Any]] = []
+            if pool == "batch":
+                taints.append({"key": "dedicated", "value": "batch", "effect": "NoSchedule"})
+            if not self.schedulable[i]:
+                taints.append(
+                    {
+                        "key": "node.kubernetes.io/unschedulable",
+                        "effect": "NoSchedule",
+                        "timeAdded": heartbeat[i],
+                    }
+                )
+            if not ready:
+                taints.append({"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"})
+                taints.append(
+                    {
+                        "key": "node.kubernetes.io/not-ready",
+                        "effect": "NoExecute",
+                        "timeAdded": created[i],
+                    }
+                )
+            spec: dict[str, Any] = {
+                "podCIDR": f"10.{i >> 8}.{i & 255}.0/24",
+                "podCIDRs": [f"10.{i >> 8}.{i & 255}.0/24"],
+                "providerID": f"sim://{zone}/{name}",
+            }
+            if taints:
+                spec["taints"] = taints
+            if not self.schedulable[i]:
+                spec["unschedulable"] = True
+            capacity = {
+                "cpu": str(t.cores),
+                "ephemeral-storage": "101430960Ki",
+                "memory": f"{int(self.capacity_memory_ki[i])}Ki",
+                "pods": "110",
+            }
+            allocatable = {
+                "cpu": _cpu_quantity(int(self.alloc_cpu_m[i])),
+                "ephemeral-storage": "93478772582",
+                "memory": f"{int(self.alloc_memory_ki[i])}Ki",
+                "pods": "110",
+            }
+            conditions = [
+                {
+                    "type": kind,
+                    "status": "False",
+                    "lastHeartbeatTime": heartbeat[i],
+                    "lastTransitionTime": created[i],
+                    "reason": reason,
+                    "message": message,
+                }
+                for kind, reason, message in (
+                    (
+                        "MemoryPressure",
+                        "KubeletHasSufficientMemory",
+                        "kubelet has sufficient memory available",
+                    ),
+                    ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+                    (
+                        "PIDPressure",
+                        "KubeletHasSufficientPID",
+                        "kubelet has sufficient PID available",
+                    ),
+                )
+            ]
+            if ready:
+                conditions.append(
+                    {
+                        "type": "Ready",
+                        "status": "True",
+                        "lastHeartbeatTime": heartbeat[i],
+                        "lastTransitionTime": created[i],
+                        "reason": "KubeletReady",
+                        "message": "kubelet is posting ready status",
+                    }
+                )
+            else:
+                # The kubelet still runs (so metrics still arrive); its network plugin does not.
+                conditions.append(
+                    {
+                        "type": "Ready",
+                        "status": "False",
+                        "lastHeartbeatTime": heartbeat[i],
+                        "lastTransitionTime": heartbeat[i],
+                        "reason": "KubeletNotReady",
+                        "message": "container runtime network not ready: NetworkReady=false "
+                        "reason:NetworkPluginNotReady message:Network plugin returns error: "
+                        "cni plugin not initialized",
+                    }
+                )
+            objects.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "metadata": {
+                        "name": name,
+                        "uid": uids[i],
+                        "resourceVersion": self.next_rv(),
+                        "creationTimestamp": created[i],
+                        "labels": {
+                            "beta.kubernetes.io/arch": "amd64",
+                            "beta.kubernetes.io/os": "linux",
+                            "kubernetes.io/arch": "amd64",
+                            "kubernetes.io/os": "linux",
+                            "kubernetes.io/hostname": name,
+                            "node.kubernetes.io/instance-type": t.name,
+                            "topology.kubernetes.io/region": _REGION,
+                            "topology.kubernetes.io/zone": zone,
+                            "pool": pool,
+                        },
+                        "annotations": {
+                            "node.alpha.kubernetes.io/ttl": "0",
+                            "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+                        },
+                    },
+                    "spec": spec,
+                    "status": {
+                        "capacity": capacity,
+                        "allocatable": allocatable,
+                        "conditions": conditions,
+                        "addresses": [
+                            {"type": "InternalIP", "address": self.node_ip[i]},
+                            {"type": "Hostname", "address": name},
+                        ],
+                        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+                        "nodeInfo": {
+                            "architecture": "amd64",
+                            "containerRuntimeVersion": "containerd://1.7.22",
+                            "kernelVersion": "6.1.0-26-amd64",
+                            "kubeProxyVersion": _KUBE_VERSION,
+                            "kubeletVersion": _KUBE_VERSION,
+                            "operatingSystem": "linux",
+                            "osImage": "Debian GNU/Linux 12 (bookworm)",
+                        },
+                    },
+                }
+            )
+        return objects
+
+    def _tolerations(self, kind: str) -> list[dict[str, Any]]:
+        # What admission adds to every pod, so that a node blip does not evict at once.
+        defaults: list[dict[str, Any]] = [
+            {
+                "key": "node.kubernetes.io/not-ready",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 300,
+            },
+            {
+                "key": "node.kubernetes.io/unreachable",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 300,
+            },
+        ]
+        match kind:
+            case "batch":
+                return [
+                    {
+                        "key": "dedicated",
+                        "operator": "Equal",
+                        "value": "batch",
+                        "effect": "NoSchedule",
+                    },
+                    *defaults,
+                ]
+            case "critical":
+                return [
+                    {"key": "CriticalAddonsOnly", "operator": "Exists"},
+                    {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"},
+                    *defaults,
+                ]
+            case "all":
+                # The DaemonSet controller's own tolerations, plus "everything" so agents run
+                # on the tainted pool too.
+                return [{"operator": "Exists"}] + [
+                    {"key": f"node.kubernetes.io/{key}", "operator": "Exists", "effect": effect}
+                    for key, effect in (
+                        ("not-ready", "NoExecute"),
+                        ("unreachable", "NoExecute"),
+                        ("disk-pressure", "NoSchedule"),
+                        ("memory-pressure", "NoSchedule"),
+                        ("pid-pressure", "NoSchedule"),
+                        ("unschedulable", "NoSchedule"),
+                    )
+                ]
+        return defaults
+
+    def _containers(self, x: _Workload) -> list[dict[str, Any]]:
+        image = (
+            x.image
+            or f"registry.example.com/{x.team}/{x.name}:1.{len(x.name) % 9}.{len(x.namespace)}"
+        )
+        resources: dict[str, Any] = {
+            "requests": {
+                "cpu": _cpu_quantity(x.main_cpu_m),
+                "memory": _memory_quantity(x.main_memory_b),
+            }
+        }
+        if x.limits == "guaranteed":
+            resources["limits"] = dict(resources["requests"])
+        elif x.limits == "burst":
+            resources["limits"] = {
+                "cpu": _cpu_quantity(2 * x.main_cpu_m),
+                "memory": _memory_quantity(x.main_memory_b * 3 // 2),
+            }
+        mounts: list[dict[str, Any]] = []
+        if x.empty_dir:
+            mounts.append({"name": "scratch", "mountPath": "/tmp/scratch"})
+        if x.pvc_size:
+            mounts.append({"name": "data", "mountPath": "/var/lib/data"})
+        mounts += [{"name": v, "mountPath": f"/host{p}", "readOnly": True} for v, p in x.host_paths]
+        main: dict[str, Any] = {
+            "name": x.name,
+            "image": image,
+            "imagePullPolicy": "IfNotPresent",
+            "resources": resources,
+            "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File",
+        }
+        if mounts:
+            main["volumeMounts"] = mounts
+        if x.kind != "DaemonSet":
+            main["ports"] = [{"name": "http", "containerPort": 8080, "protocol": "TCP"}]
+        containers = [main]
+        if x.sidecar:
+            side_resources: dict[str, Any] = {"requests": {"cpu": "50m", "memory": "64Mi"}}
+            if x.limits == "guaranteed":
+                side_resources["limits"] = {"cpu": "50m", "memory": "64Mi"}
+            elif x.limits == "burst":
+                side_resources["limits"] = {"cpu": "100m", "memory": "128Mi"}
+            containers.append(
+                {
+                    "name": "proxy",
+                    "image": "registry.example.com/platform/proxy:1.22.0",
+                    "imagePullPolicy": "IfNotPresent",
+                    "resources": side_resources,
+                    "terminationMessagePath": "/dev/termination-log",
+                    "terminationMessagePolicy": "File",
+                }
+            )
+        return containers
+
+    def _pod_spec_parts(self, x: _Workload) -> dict[str, Any]:
+        """The parts of a pod spec its siblings share (see the module docstring)."""
+        parts: dict[str, Any] = {
+            "containers": self._containers(x),
+            "tolerations": self._tolerations(x.tolerations),
+        }
+        volumes: list[dict[str, Any]] = []
+        if x.empty_dir:
+            volumes.append({"name": "scratch", "emptyDir": {}})
+        for v, p in x.host_paths:
+            volumes.append({"name": v, "hostPath": {"path": p, "type": ""}})
+        if volumes:
+            parts["volumes"] = volumes
+        if x.pool == "batch":
+            parts["nodeSelector"] = {"pool": "batch"}
+        if x.anti_affinity:
+            key = (
+                "kubernetes.io/hostname"
+                if x.anti_affinity == "hostname"
+                else "topology.kubernetes.io/zone"
+            )
+            parts["affinity"] = {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": {"matchLabels": x.selector}, "topologyKey": key}
+                    ]
+                }
+            }
+        return parts
+
+    def workload_and_pod_objects(self) -> list[dict[str, Any]]:
+        rng = self.rng
+        count = len(self.pod_workload)
+        pod_uids = _uids(rng, count)
+        suffixes = _safe_strings(rng, count, 5)
+        created = _timestamps(self.now, self.pod_age)
+        ready_at = _timestamps(self.now, self.ready_age)
+        restarts = self.restarts.tolist()
+        pod_node = self.pod_node.tolist()
+        n_containers = sum(
+            2 if self.workloads[w].sidecar else 1 for w in self.pod_workload.tolist()
+        )
+        container_ids = iter(_hex_ids(rng, n_containers))
+        ip_next = [2] * self.n
+        node_ready = self.ready.tolist()
+        pod_age = self.pod_age
+
+        controllers: list[dict[str, Any]] = []
+        pods: list[dict[str, Any]] = []
+        pdbs: list[dict[str, Any]] = []
+        self.pod_keys: list[str] = [""] * count
+        for x in self.workloads:
+            idx = x.pod_indices
+            uid = self.uid()
+            oldest_pod = float(pod_age[idx].max()) if idx else float(rng.uniform(86400, 864000))
+            own_age = oldest_pod + float(rng.uniform(5, 60))
+            parent_age = own_age + float(rng.uniform(0, 30 * 86400)) * (x.old_revisions > 0)
+            own_created, parent_created = _timestamps(self.now, np.array([own_age, parent_age]))
+            parts = self._pod_spec_parts(x)
+            template_hash = self.name_hash()
+            labels = {**x.selector, "team": x.team}
+            template_spec = self._template_spec(x)
+            ns, name = x.namespace, x.name
+            owner_ref: dict[str, Any] | None = None
+            generate_name = ""
+            extra_labels: dict[str, str] = {}
+            if x.kind == "Deployment":
+                rs_name = f"{name}-{template_hash}"
+                rs_uid = self.uid()
+                revision = str(1 + x.old_revisions)
+                controllers.append(
+                    self._deployment(x, uid, parent_created, labels, template_spec, revision)
+                )
+                for old in range(x.old_revisions):
+                    old_hash = self.name_hash()
+                    controllers.append(
+                        self._replica_set(
+                            x,
+                            f"{name}-{old_hash}",
+                            self.uid(),
+                            uid,
+                            parent_created,
+                            labels,
+                            old_hash,
+                            template_spec,
+                            0,
+                            str(old + 1),
+                        )
+                    )
+                controllers.append(
+                    self._replica_set(
+                        x,
+                        rs_name,
+                        rs_uid,
+                        uid,
+                        own_created,
+                        labels,
+                        template_hash,
+                        template_spec,
+                        x.replicas,
+                        revision,
+                    )
+                )
+                owner_ref = _owner("ReplicaSet", rs_name, rs_uid)
+                generate_name = f"{rs_name}-"
+                extra_labels = {"pod-template-hash": template_hash}
+            elif x.kind == "StatefulSet":
+                revision_hash = f"{name}-{template_hash}"
+                controllers.append(
+                    self._stateful_set(x, uid, own_created, labels, template_spec, revision_hash)
+                )
+                owner_ref = _owner("StatefulSet", name, uid)
+                generate_name = f"{name}-"
+                extra_labels = {"controller-revision-hash": revision_hash}
+            elif x.kind == "DaemonSet":
+                revision_hash = template_hash[:9]
+                controllers.append(self._daemon_set(x, uid, own_created, labels, template_spec))
+                owner_ref = _owner("DaemonSet", name, uid)
+                generate_name = f"{name}-"
+                extra_labels = {
+                    "controller-revision-hash": revision_hash,
+                    "pod-template-generation": "1",
+                }
+            if x.pdb is not None:
+                pdbs.append(self._pdb(x, own_created))
+            pod_labels = {**labels, **extra_labels}
+            qos_class = _qos_class(x.limits)
+            images = [
+                (c["name"], c["image"], f"{c['image']}@sha256:{_digest(c['image'])}")
+                for c in parts["containers"]
+            ]
+
+            for ordinal, p in enumerate(idx):
+                node = pod_node[p]
+                node_name = self.node_names[node]
+                if x.kind == "Deployment":
+                    pod_name = f"{generate_name}{suffixes[p]}"
+                elif x.kind == "StatefulSet":
+                    pod_name = f"{name}-{ordinal}"
+                elif x.kind == "DaemonSet":
+                    pod_name = f"{generate_name}{suffixes[p]}"
+                else:
+                    pod_name = name
+                meta: dict[str, Any] = {
+                    "name": pod_name,
+                    "namespace": ns,
+                    "uid": pod_uids[p],
+                    "resourceVersion": self.next_rv(),
+                    "creationTimestamp": created[p],
+                    "labels": dict(pod_labels),
+                }
+                if owner_ref is not None:
+                    meta["generateName"] = generate_name
+                    meta["ownerReferences"] = [dict(owner_ref)]
+                spec: dict[str, Any] = {
+                    "containers": parts["containers"],
+                    "dnsPolicy": "ClusterFirst",
+                    "enableServiceLinks": True,
+                    "nodeName": node_name,
+                    "preemptionPolicy": "PreemptLowerPriority",
+                    "priority": x.priority,
+                    "restartPolicy": "Always",
+                    "schedulerName": "default-scheduler",
+                    "securityContext": {},
+                    "serviceAccountName": x.service_account,
+                    "terminationGracePeriodSeconds": 30,
+                    "tolerations": parts["tolerations"],
+                }
+                if x.priority_class:
+                    spec["priorityClassName"] = x.priority_class
+                if "volumes" in parts:
+                    spec["volumes"] = parts["volumes"]
+                if "nodeSelector" in parts:
+                    spec["nodeSelector"] = parts["nodeSelector"]
+                if "affinity" in parts:
+                    spec["affinity"] = parts["affinity"]
+                if x.kind == "StatefulSet":
+                    meta["labels"]["statefulset.kubernetes.io/pod-name"] = pod_name
+                    meta["labels"]["apps.kubernetes.io/pod-index"] = str(ordinal)
+                    spec["hostname"] = pod_name
+                    spec["subdomain"] = name
+                    spec["volumes"] = [
+                        {"name": "data", "persistentVolumeClaim": {"claimName": f"data-{pod_name}"}}
+                    ]
+                elif x.kind == "DaemonSet":
+                    spec["affinity"] = _pinned_to(node_name)
+                ready = node_ready[node]
+                ready_status = "True" if ready else "False"
+                statuses = []
+                for c_i, (c_name, image, image_id) in enumerate(images):
+                    statuses.append(
+                        {
+                            "name": c_name,
+                            "image": image,
+                            "imageID": image_id,
+                            "containerID": f"containerd://{next(container_ids)}",
+                            "ready": ready,
+                            "started": True,
+                            "restartCount": restarts[p] if c_i == 0 else 0,
+                            "state": {"running": {"startedAt": ready_at[p]}},
+                        }
+                    )
+                ip = f"10.{node >> 8}.{node & 255}.{ip_next[node]}"
+                ip_next[node] += 1
+                pods.append(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "metadata": meta,
+                        "spec": spec,
+                        "status": {
+                            "phase": "Running",
+                            "conditions": [
+                                {
+                                    "type": "Initialized",
+                                    "status": "True",
+                                    "lastTransitionTime": created[p],
+                                },
+                                {
+                                    "type": "Ready",
+                                    "status": ready_status,
+                                    "lastTransitionTime": ready_at[p],
+                                },
+                                {
+                                    "type": "ContainersReady",
+                                    "status": ready_status,
+                                    "lastTransitionTime": ready_at[p],
+                                },
+                                {
+                                    "type": "PodScheduled",
+                                    "status": "True",
+                                    "lastTransitionTime": created[p],
+                                },
+                            ],
+                            "hostIP": self.node_ip[node],
+                            "podIP": ip,
+                            "podIPs": [{"ip": ip}],
+                            "startTime": created[p],
+                            "qosClass": qos_class,
+                            "containerStatuses": statuses,
+                        },
+                    }
+                )
+                self.pod_keys[p] = f"{ns}/{pod_name}"
+        return controllers + pdbs + pods
+
+    def _template_spec(self, x: _Workload) -> dict[str, Any]:
+        # Built afresh rather than deep-copied: deepcopy costs seconds at 5,000 nodes.
+        spec = self._pod_spec_parts(x)
+        spec.update(
+            {
+                "dnsPolicy": "ClusterFirst",
+                "restartPolicy": "Always",
+                "schedulerName": "default-scheduler",
+                "securityContext": {},
+                "serviceAccountName": x.service_account,
+                "terminationGracePeriodSeconds": 30,
+            }
+        )
+        # Admission adds the not-ready/unreachable tolerations to pods, not to templates.
+        spec["tolerations"] = [t for t in spec["tolerations"] if "tolerationSeconds" not in t]
+        if not spec["tolerations"]:
+            del spec["tolerations"]
+        if x.priority_class:
+            spec["priorityClassName"] = x.priority_class
+        return spec
+
+    def _meta(self, x: _Workload, uid: str, created: str, labels: dict[str, str]) -> dict[str, Any]:
+        return {
+            "name": x.name,
+            "namespace": x.namespace,
+            "uid": uid,
+            "resourceVersion": self.next_rv(),
+            "generation": 1,
+            "creationTimestamp": created,
+            "labels": dict(labels),
+        }
+
+    def _deployment(
+        self,
+        x: _Workload,
+        uid: str,
+        created: str,
+        labels: dict[str, str],
+        template_spec: dict[str, Any],
+        revision: str,
+    ) -> dict[str, Any]:
+        meta = self._meta(x, uid, created, labels)
+        meta["generation"] = int(revision)
+        meta["annotations"] = {"deployment.kubernetes.io/revision": revision}
+        r = x.replicas
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": meta,
+            "spec": {
+                "replicas": r,
+                "selector": {"matchLabels": dict(x.selector)},
+                "template": {"metadata": {"labels": dict(labels)}, "spec": template_spec},
+                "strategy": {
+                    "type": "RollingUpdate",
+                    "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"},
+                },
+                "revisionHistoryLimit": 10,
+                "progressDeadlineSeconds": 600,
+            },
+            "status": {
+                "observedGeneration": int(revision),
+                "replicas": r,
+                "updatedReplicas": r,
+                "readyReplicas": r,
+                "availableReplicas": r,
+                "conditions": [
+                    {
+                        "type": "Available",
+                        "status": "True",
+                        "reason": "MinimumReplicasAvailable",
+                        "message": "Deployment has minimum availability.",
+                        "lastUpdateTime": created,
+                        "lastTransitionTime": created,
+                    },
+                    {
+                        "type": "Progressing",
+                        "status": "True",
+                        "reason": "NewReplicaSetAvailable",
+                        "message": "ReplicaSet has successfully progressed.",
+                        "lastUpdateTime": created,
+                        "lastTransitionTime": created,
+                    },
+                ],
+            },
+        }
+
+    def _replica_set(
+        self,
+        x: _Workload,
+        name: str,
+        uid: str,
+        deployment_uid: str,
+        created: str,
+        labels: dict[str, str],
+        template_hash: str,
+        template_spec: dict[str, Any],
+        replicas: int,
+        revision: str,
+    ) -> dict[str, Any]:
+        rs_labels = {**labels, "pod-template-hash": template_hash}
+        meta = self._meta(x, uid, created, rs_labels)
+        meta["name"] = name
+        meta["annotations"] = {
+            "deployment.kubernetes.io/desired-replicas": str(x.replicas),
+            "deployment.kubernetes.io/max-replicas": str(x.replicas + math.ceil(x.replicas / 4)),
+            "deployment.kubernetes.io/revision": revision,
+        }
+        ref = _owner("Deployment", x.name, deployment_uid)
+        meta["ownerReferences"] = [ref]
+        status: dict[str, Any] = {"replicas": replicas, "observedGeneration": 1}
+        if replicas:
+            status.update(
+                fullyLabeledReplicas=replicas, readyReplicas=replicas, availableReplicas=replicas
+            )
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "metadata": meta,
+            "spec": {
+                "replicas": replicas,
+                "selector": {"matchLabels": {**x.selector, "pod-template-hash": template_hash}},
+                "template": {
+                    "metadata": {"labels": dict(rs_labels)},
+                    "spec": self._template_spec(x),
+                },
+            },
+            "status": status,
+        }
+
+    def _stateful_set(
+        self,
+        x: _Workload,
+        uid: str,
+        created: str,
+        labels: dict[str, str],
+        template_spec: dict[str, Any],
+        revision_hash: str,
+    ) -> dict[str, Any]:
+        r = x.replicas
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": self._meta(x, uid, created, labels),
+            "spec": {
+                "replicas": r,
+                "serviceName": x.name,
+                "podManagementPolicy": "OrderedReady",
+                "selector": {"matchLabels": dict(x.selector)},
+                "template": {"metadata": {"labels": dict(labels)}, "spec": template_spec},
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
+                "revisionHistoryLimit": 10,
+                "volumeClaimTemplates": [
+                    {
+                        "apiVersion": "v1",
+                        "kind": "PersistentVolumeClaim",
+                        "metadata": {"name": "data"},
+                        "spec": {
+                            "accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": x.pvc_size}},
+                            "storageClassName": "standard-rwo",
+                            "volumeMode": "Filesystem",
+                        },
+                    }
+                ],
+            },
+            "status": {
+                "observedGeneration": 1,
+                "replicas": r,
+                "readyReplicas": r,
+                "currentReplicas": r,
+                "updatedReplicas": r,
+                "availableReplicas": r,
+                "currentRevision": revision_hash,
+                "updateRevision": revision_hash,
+                "collisionCount": 0,
+            },
+        }
+
+    def _daemon_set(
+        self,
+        x: _Workload,
+        uid: str,
+        created: str,
+        labels: dict[str, str],
+        template_spec: dict[str, Any],
+    ) -> dict[str, Any]:
+        desired = self.n
+        ready = int(self.ready.sum())
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": self._meta(x, uid, created, labels),
+            "spec": {
+                "selector": {"matchLabels": dict(x.selector)},
+                "template": {"metadata": {"labels": dict(labels)}, "spec": template_spec},
+                "updateStrategy": {
+                    "type": "RollingUpdate",
+                    "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 1},
+                },
+                "revisionHistoryLimit": 10,
+            },
+            "status": {
+                "observedGeneration": 1,
+                "currentNumberScheduled": desired,
+                "desiredNumberScheduled": desired,
+                "numberMisscheduled": 0,
+                "numberReady": ready,
+                "numberAvailable": ready,
+                **({"numberUnavailable": desired - ready} if desired > ready else {}),
+                "updatedNumberScheduled": desired,
+            },
+        }
+
+    def _pdb(self, x: _Workload, created: str) -> dict[str, Any]:
+        assert x.pdb is not None
+        field_name, value = x.pdb
+        expected = x.replicas
+        # Every pod of a workload with a budget runs on a Ready node, so all are healthy.
+        healthy = sum(1 for p in x.pod_indices if self.ready[self.pod_node[p]])
+        if field_name == "minAvailable":
+            desired = _scaled(value, expected)
+        else:
+            desired = max(0, expected - _scaled(value, expected))
+        allowed = max(0, healthy - desired)
+        return {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {
+                "name": x.name,
+                "namespace": x.namespace,
+                "uid": self.uid(),
+                "resourceVersion": self.next_rv(),
+                "generation": 1,
+                "creationTimestamp": created,
+                "labels": {"team": x.team},
+            },
+            "spec": {field_name: value, "selector": {"matchLabels": dict(x.selector)}},
+            "status": {
+                "observedGeneration": 1,
+                "currentHealthy": healthy,
+                "desiredHealthy": desired,
+                "expectedPods": expected,
+                "disruptionsAllowed": allowed,
+                "conditions": [
+                    {
+                        "type": "DisruptionAllowed",
+                        "status": "True" if allowed else "False",
+                        "reason": "SufficientPods" if allowed else "InsufficientPods",
+                        "message": "",
+                        "observedGeneration": 1,
+                        "lastTransitionTime": created,
+                    }
+                ],
+            },
+        }
+
+    def metrics_document(self) -> dict[str, Any]:
+        stamps = _timestamps(self.now, self.metrics_age)
+        node_cpu = self.node_usage_cpu.tolist()
+        node_memory = self.node_usage_memory.astype(np.int64).tolist()
+        nodes = {
+            name: {"cpu": node_cpu[i], "memory": node_memory[i], "timestamp": stamps[i]}
+            for i, name in enumerate(self.node_names)
+        }
+        pod_cpu = self.pod_usage_cpu.tolist()
+        pod_memory = self.pod_usage_memory.astype(np.int64).tolist()
+        pod_node = self.pod_node.tolist()
+        # A pod's sample comes from the same kubelet scrape as its node's.
+        pods = {
+            key: {"cpu": pod_cpu[p], "memory": pod_memory[p], "timestamp": stamps[pod_node[p]]}
+            for p, key in enumerate(self.pod_keys)
+        }
+        return {
+            "collectedAt": self.now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "nodes": nodes,
+            "pods": pods,
+        }
+
+
+def _owner(kind: str, name: str, uid: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "name": name,
+        "uid": uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def _pinned_to(node_name: str) -> dict[str, Any]:
+    """The node affinity the DaemonSet controller writes into each of its pods."""
+    return {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchFields": [
+                            {"key": "metadata.name", "operator": "In", "values": [node_name]}
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+
+
+def _qos_class(limits: str) -> str:
+    return "Guaranteed" if limits == "guaranteed" else "Burstable"
+
+
+@functools.cache
+def _digest(image: str) -> str:
+    """A stable stand-in for an image digest, the same for every pod running the image."""
+    return hashlib.sha256(image.encode()).hexdigest()

@@ -1,0 +1,219 @@
+"""load_cluster_file: the `--cluster FILE` formats and their errors.
+
+Covered: a `kind: List` as `kubectl get -o yaml` prints it, the same as JSON,
+multi-document YAML (empty documents, comments, unquoted numbers and
+timestamps), nested Lists, a bare array, a single object, YAML flow style,
+unknown kinds ignored; errors (missing file, invalid YAML or JSON with the line,
+an empty file, a bad object) name the file.
+"""
+
+from __future__ import annotations
+
+import datetime
+import gc
+import json
+import pathlib
+
+import pytest
+
+import loadaware.cluster
+from loadaware.cluster import ClusterState, load_cluster_file
+from loadaware.errors import InputError
+
+DATA = pathlib.Path(__file__).parent / "data"
+
+
+def summary(state: ClusterState) -> dict[str, object]:
+    return {
+        "nodes": [n.name for n in state.nodes],
+        "pods": [p.key for p in state.pods],
+        "pdbs": [p.key for p in state.pdbs],
+        "workloads": [w.key for w in state.workloads],
+    }
+
+
+KUBECTL_DUMP = {
+    "nodes": ["worker-a", "control-plane"],
+    "pods": [
+        "shop/web-7d9f8c6b5-x2k4q",
+        "monitoring/node-exporter-8kq2z",
+        "shop/report-28871234-r7w9p",
+    ],
+    "pdbs": ["shop/web"],
+    "workloads": [
+        "ReplicaSet/shop/web-7d9f8c6b5",
+        "Deployment/shop/web",
+        "DaemonSet/monitoring/node-exporter",
+        "StatefulSet/shop/db",
+    ],
+}
+
+
+def test_kubectl_yaml_list() -> None:
+    state = load_cluster_file(DATA / "cluster.yaml")
+    assert summary(state) == KUBECTL_DUMP
+    web, exporter, report = state.pods
+    assert web.workload is not None
+    assert (web.workload.kind, web.workload.name) == ("Deployment", "web")
+    assert (web.cpu_request_millicores, web.memory_request_bytes) == (250, 512 * 2**20)
+    assert web.restart_count == 2
+    assert exporter.is_daemonset_pod
+    assert exporter.has_local_storage
+    assert exporter.host_ports == (9100,)
+    assert exporter.qos_class == "Guaranteed"
+    assert report.is_terminal
+    assert not report.is_load
+    worker, control_plane = state.nodes
+    assert worker.allocatable_memory_bytes == 15225804 * 1024
+    assert not control_plane.ready
+    assert control_plane.unschedulable
+
+
+def test_kubectl_json_list_reads_the_same_as_yaml() -> None:
+    assert load_cluster_file(DATA / "cluster.json") == load_cluster_file(DATA / "cluster.yaml")
+
+
+def test_multi_document_yaml() -> None:
+    state = load_cluster_file(str(DATA / "multi.yaml"))
+    assert summary(state) == {
+        "nodes": ["worker-b"],
+        "pods": ["payments/api-5f6d7c8b9-abcde"],
+        "pdbs": [],
+        "workloads": [],
+    }
+    (pod,) = state.pods
+    # Unquoted YAML numbers and timestamps are read as Kubernetes would read the text.
+    assert (pod.cpu_request_millicores, pod.memory_request_bytes) == (1500, 10**9)
+    assert pod.creation_timestamp == datetime.datetime(2026, 11, 28, 6, 30, 12, tzinfo=datetime.UTC)
+    assert state.nodes[0].allocatable_cpu_millicores == 8000  # from capacity
+
+
+def test_nested_lists_bare_arrays_and_single_objects(tmp_path: pathlib.Path) -> None:
+    dump = json.loads((DATA / "cluster.json").read_text())
+    nodes = [item for item in dump["items"] if item["kind"] == "Node"]
+    others = [item for item in dump["items"] if item["kind"] != "Node"]
+    nested = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "items": [
+            {"apiVersion": "v1", "kind": "NodeList", "items": nodes, "metadata": {}},
+            {"apiVersion": "v1", "kind": "List", "items": others},
+        ],
+    }
+    expected = load_cluster_file(DATA / "cluster.json")
+
+    (tmp_path / "nested.json").write_text(json.dumps(nested))
+    assert load_cluster_file(tmp_path / "nested.json") == expected
+
+    (tmp_path / "array.json").write_text(json.dumps(nodes + others))
+    assert load_cluster_file(tmp_path / "array.json") == expected
+
+    (tmp_path / "node.json").write_text("\n  " + json.dumps(nodes[0]))
+    assert summary(load_cluster_file(tmp_path / "node.json"))["nodes"] == ["worker-a"]
+
+
+def test_yaml_flow_style_and_a_bom(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "flow.yaml"
+    path.write_text(
+        "\ufeff{kind: List, apiVersion: v1, items: [{apiVersion: v1, kind: Namespace, "
+        "metadata: {name: shop}}]}\n",
+        encoding="utf-8",
+    )
+    assert load_cluster_file(path).namespace_labels == {
+        "shop": {"kubernetes.io/metadata.name": "shop"}
+    }
+
+
+def test_an_empty_list_is_an_empty_cluster(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "empty-list.yaml"
+    path.write_text('apiVersion: v1\nitems: []\nkind: List\nmetadata:\n  resourceVersion: ""\n')
+    state = load_cluster_file(path)
+    assert (state.nodes, state.pods) == ((), ())
+
+
+def test_a_missing_file_is_named(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "nope.yaml"
+    with pytest.raises(InputError, match=f"cannot read cluster file {path}") as info:
+        load_cluster_file(path)
+    assert info.value.exit_code == 2
+    assert "kubectl get" in str(info.value.hint)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("", "no Kubernetes objects"),
+        ("---\n# nothing\n---\n", "no Kubernetes objects"),
+        ("kind: List\nitems:\n- a: [1, 2\n", r"invalid YAML at line 4"),
+        ("kind: Pod\n  metadata: x\n bad", r"invalid YAML at line 2"),
+        ('{\n  "kind": "List",\n  "items": [,]\n}\n', r"invalid JSON at line 3, column 13"),
+        ("- 1\n- 2\n", "expected a Kubernetes object, got the number 1"),
+        (
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n"
+            "  - name: a\n    resources:\n      requests:\n        cpu: 10Qi\n",
+            r"Pod default/p: spec\.containers\[0\]\.resources\.requests\.cpu: "
+            r"invalid quantity '10Qi'",
+        ),
+    ],
+    ids=[
+        "empty",
+        "only-empty-documents",
+        "unclosed-flow",
+        "bad-indent",
+        "bad-json",
+        "not-objects",
+        "bad-quantity",
+    ],
+)
+def test_errors_name_the_file(tmp_path: pathlib.Path, content: str, message: str) -> None:
+    path = tmp_path / "cluster.yaml"
+    path.write_text(content)
+    with pytest.raises(InputError, match=message) as info:
+        load_cluster_file(path)
+    assert str(info.value).startswith(f"{path}: ")
+
+
+def test_non_utf8_is_refused(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(b"kind: Namespace\nmetadata:\n  name: caf\xe9\n")
+    with pytest.raises(InputError, match="not UTF-8"):
+        load_cluster_file(path)
+
+
+def test_public_names() -> None:
+    assert set(loadaware.cluster.__all__) == {
+        "ClusterState",
+        "LabelSelector",
+        "Node",
+        "NodeSelectorTerm",
+        "OwnerRef",
+        "Pod",
+        "PodAffinityTerm",
+        "PodDisruptionBudget",
+        "RawObject",
+        "Requirement",
+        "Taint",
+        "Toleration",
+        "Workload",
+        "cluster_state_from_objects",
+        "load_cluster_file",
+        "parse_quantity",
+        "to_bytes",
+        "to_millicores",
+    }
+    for name in loadaware.cluster.__all__:
+        assert getattr(loadaware.cluster, name) is not None
+
+
+def test_garbage_collection_is_left_as_it_was(tmp_path: pathlib.Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: Pod\nmetadata: {}\n")
+    with pytest.raises(InputError):
+        load_cluster_file(bad)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        load_cluster_file(DATA / "multi.yaml")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -1,0 +1,245 @@
+"""build_plan with the greedy solver, on small hand-made clusters.
+
+Covers: a hot node relieved by moving the smallest pod that covers its excess
+to the target that stays furthest below its targetThresholds; nothing moves off
+a node that is not hot; each of the four limits; PodDisruptionBudgets; targets
+never pushed over targetThresholds; nodeFit rules respected when choosing a
+target; pods without a fresh sample are not candidates; refusals for stale and
+implausible metrics; noop when nothing is hot; same input -> same plan.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from loadaware.cluster import Taint
+from loadaware.plan import build_plan, plan_to_json
+from loadaware.policy import LoadAwarePolicy, parse_policy
+from tests.lib.builders import (
+    NOW,
+    GiB,
+    daemonset,
+    make_cluster,
+    make_node,
+    make_pdb,
+    make_pod,
+    make_usage,
+    sample,
+)
+
+
+def _policy(**overrides) -> LoadAwarePolicy:
+    return parse_policy(
+        {"apiVersion": "loadaware.io/v1alpha1", "kind": "LoadAwarePolicy", **overrides}
+    )
+
+
+def _hot_cluster(pods_on_hot: list[tuple[str, float]], *, extra_nodes=(), **pod_fields):
+    """Node "hot" at 3.6 of 4 cores (90%); "cold" at 10%; pods on hot with given cpu usage."""
+    nodes = [make_node("hot"), make_node("cold"), *extra_nodes]
+    pods = [make_pod(name, node="hot", **pod_fields) for name, _ in pods_on_hot]
+    pod_usage = {f"default/{name}": sample(cpu, 0.25 * GiB) for name, cpu in pods_on_hot}
+    node_usage = {"hot": sample(3.6, 4 * GiB), "cold": sample(0.4, 2 * GiB)}
+    for node in extra_nodes:
+        node_usage[node.name] = sample(0.4, 2 * GiB)
+    return make_cluster(nodes, pods), make_usage(node_usage, pod_usage)
+
+
+def test_relieves_hot_node_with_the_smallest_covering_pod() -> None:
+    # excess = 3.6 - 2.8 = 0.8 cores; web-b (0.9) covers it alone with least overshoot.
+    cluster, usage = _hot_cluster([("web-a", 0.3), ("web-b", 0.9), ("web-c", 1.5)])
+    plan = build_plan(cluster, usage, _policy(), NOW)
+    assert plan.status == "planned"
+    assert [(e.pod, e.node, e.expected_node) for e in plan.evictions] == [
+        ("default/web-b", "hot", "cold")
+    ]
+    nodes = {n.name: n for n in plan.nodes}
+    assert nodes["hot"].node_class == "hot"
+    assert nodes["hot"].after["cpu"] == pytest.approx(0.675)
+    assert nodes["cold"].after["cpu"] == pytest.approx(0.325)
+
+
+def test_partial_covers_add_up_when_no_single_pod_covers() -> None:
+    cluster, usage = _hot_cluster([("web-a", 0.3), ("api-b", 0.4), ("db-c", 0.2)])
+    plan = build_plan(cluster, usage, _policy(), NOW)
+    moved = sorted(e.pod for e in plan.evictions)
+    assert moved == ["default/api-b", "default/db-c", "default/web-a"]
+    assert plan.nodes[1].name == "hot"
+
+
+def test_noop_when_nothing_is_hot() -> None:
+    cluster = make_cluster([make_node("a")], [make_pod("web-1", node="a")])
+    usage = make_usage({"a": sample(1.0, GiB)}, {"default/web-1": sample(0.5, GiB)})
+    plan = build_plan(cluster, usage, _policy(), NOW)
+    assert plan.status == "noop"
+    assert plan.reason == "no hot nodes"
+    assert plan.evictions == ()
+
+
+def test_refused_on_stale_node() -> None:
+    cluster, usage = _hot_cluster([("web-a", 1.0)])
+    usage.nodes["cold"] = sample(0.4, GiB, age_seconds=900)
+    plan = build_plan(cluster, usage, _policy(), NOW)
+    assert plan.status == "refused"
+    assert plan.reason.startswith("stale-metrics: node cold sample is 900s old (max 120s)")
+    assert plan.evictions == ()
+
+
+def test_stale_target_is_excluded_under_exclude_mode() -> None:
+    cluster, usage = _hot_cluster([("web-a", 1.0)], extra_nodes=[make_node("cool")])
+    usage.nodes["cold"] = sample(0.4, GiB, age_seconds=900)
+    plan = build_plan(cluster, usage, _policy(metrics={"onStaleNode": "Exclude"}), NOW)
+    assert plan.status == "planned"
+    assert [e.expected_node for e in plan.evictions] == ["cool"]
+    assert {n.name: n.node_class for n in plan.nodes}["cold"] == "excluded"
+
+
+def test_refused_on_implausible_metrics() -> None:
+    cluster, usage = _hot_cluster([("web-a", 1.0)])
+    usage.nodes["hot"] = sample(-1.0, GiB)
+    plan = build_plan(cluster, usage, _policy(), NOW)
+    assert plan.status == "refused"
+    assert plan.reason.startswith("implausible-metrics:")
+
+
+def test_pod_without_fresh_sample_is_not_a_candidate() -> None:
+    cluster, usage = _hot_cluster([("web-a", 1.0), ("api-b", 0.9)])
+    usage.pods["default/web-a"] = sample(1.0, GiB, age_seconds=600)
+    plan = build_plan(cluster, usage, _policy(), NOW)
+    assert [e.pod for e in plan.evictions] == ["default/api-b"]
+    assert plan.skipped["no-fresh-usage"] == 1
+
+
+def test_protected_pods_are_not_moved() -> None:
+    nodes = [make_node("hot"), make_node("cold")]
+    pods = [make_pod("agent-x", node="hot", owner=daemonset("agent"))]
+    usage = make_usage(
+        {"hot": sample(3.6, 4 * GiB), "cold": sample(0.4, 2 * GiB)},
+        {"default/agent-x": sample(2.0, GiB)},
+    )
+    plan = build_plan(make_cluster(nodes, pods), usage, _policy(), NOW)
+    assert plan.status == "noop"
+    assert plan.evictions == ()
+    assert sum(plan.skipped.values()) == 1
+    assert {n.name: n.note for n in plan.nodes}["hot"].startswith("still hot")
+
+
+def test_target_is_never_pushed_over_its_target_thresholds() -> None:
+    nodes = [make_node("hot"), make_node("warm")]
+    pods = [make_pod("web-a", node="hot")]
+    # warm at 60% cpu; moving 0.9 cores would make it 82.5% > 70%.
+    usage = make_usage(
+        {"hot": sample(3.6, 4 * GiB), "warm": sample(2.4, 4 * GiB)},
+        {"default/web-a": sample(0.9, 0.25 * GiB)},
+    )
+    plan = build_plan(make_cluster(nodes, pods), usage, _policy(), NOW)
+    assert plan.evictions == ()
+    assert plan.skipped.get("no-target") == 1
+
+
+def test_target_is_the_one_furthest_below_targets_after_the_move() -> None:
+    nodes = [make_node("hot"), make_node("a"), make_node("b")]
+    pods = [make_pod("web-a", node="hot")]
+    usage = make_usage(
+        {"hot": sample(3.6, 4 * GiB), "a": sample(1.2, 4 * GiB), "b": sample(0.8, 6 * GiB)},
+        {"default/web-a": sample(0.9, 0.25 * GiB)},
+    )
+    # a after: cpu 52.5%, mem 26.6% -> slack min(17.5, 53.4) = 17.5
+    # b after: cpu 42.5%, mem 39.1% -> slack min(27.5, 40.9) = 27.5
+    plan = build_plan(make_cluster(nodes, pods), usage, _policy(), NOW)
+    assert [e.expected_node for e in plan.evictions] == ["b"]
+
+
+def test_node_fit_rules_steer_the_target() -> None:
+    tainted = make_node("cold", taints=[Taint(key="dedicated", value="batch", effect="NoSchedule")])
+    nodes = [make_node("hot"), tainted, make_node("normal")]
+    pods = [make_pod("web-a", node="hot")]
+    usage = make_usage(
+        {"hot": sample(3.6, 4 * GiB), "cold": sample(0.1, GiB), "normal": sample(1.8, 9 * GiB)},
+        {"default/web-a": sample(0.9, 0.25 * GiB)},
+    )
+    plan = build_plan(make_cluster(nodes, pods), usage, _policy(), NOW)
+    assert [e.expected_node for e in plan.evictions] == ["normal"]
+
+
+def test_requests_must_fit_the_target() -> None:
+    nodes = [make_node("hot"), make_node("cold")]
+    hog = make_pod("hog-1", node="cold", cpu_millicores=3900)  # requests nearly all of cold
+    pods = [make_pod("web-a", node="hot", cpu_millicores=500), hog]
+    usage = make_usage(
+        {"hot": sample(3.6, 4 * GiB), "cold": sample(0.4, GiB)},
+        {"default/web-a": sample(0.9, 0.25 * GiB), "default/hog-1": sample(0.1, GiB)},
+    )
+    plan = build_plan(make_cluster(nodes, pods), usage, _policy(), NOW)
+    assert plan.evictions == ()
+
+
+def _many_pods(n: int, **kw) -> list[tuple[str, float]]:
+    return [(f"app{i}-x", 0.2) for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    ("limits", "expected"),
+    [
+        pytest.param({}, 4, id="no limits: four 0.2-core pods to cover 0.8 cores"),
+        pytest.param({"maxNoOfPodsToEvictPerNode": 2}, 2, id="per node limit"),
+        pytest.param({"maxNoOfPodsToEvictTotal": 1}, 1, id="total limit"),
+        pytest.param({"maxNoOfPodsToEvictPerNamespace": 3}, 3, id="per namespace limit"),
+    ],
+)
+def test_limits(limits: dict, expected: int) -> None:
+    cluster, usage = _hot_cluster(_many_pods(8))
+    plan = build_plan(cluster, usage, _policy(limits=limits), NOW)
+    assert len(plan.evictions) == expected
+
+
+def test_per_workload_limit() -> None:
+    # Every pod belongs to one Deployment "web".
+    nodes = [make_node("hot"), make_node("cold")]
+    pods = [make_pod(f"web-{i}", node="hot") for i in range(6)]
+    usage = make_usage(
+        {"hot": sample(3.6, 4 * GiB), "cold": sample(0.4, GiB)},
+        {f"default/web-{i}": sample(0.2, 0.1 * GiB) for i in range(6)},
+    )
+    plan = build_plan(
+        make_cluster(nodes, pods), usage, _policy(limits={"maxNoOfPodsToEvictPerWorkload": 2}), NOW
+    )
+    assert len(plan.evictions) == 2
+    assert plan.skipped["maxNoOfPodsToEvictPerWorkload"] >= 1
+
+
+def test_pdb_disruptions_allowed_is_a_budget() -> None:
+    nodes = [make_node("hot"), make_node("cold")]
+    pods = [make_pod(f"web-{i}", node="hot") for i in range(6)]
+    usage = make_usage(
+        {"hot": sample(3.6, 4 * GiB), "cold": sample(0.4, GiB)},
+        {f"default/web-{i}": sample(0.2, 0.1 * GiB) for i in range(6)},
+    )
+    pdb = make_pdb("web", {"app": "web"}, disruptions_allowed=1)
+    cluster = make_cluster(nodes, pods, pdbs=[pdb])
+    plan = build_plan(cluster, usage, _policy(), NOW)
+    assert len(plan.evictions) == 1
+
+
+def test_same_input_same_plan() -> None:
+    cluster, usage = _hot_cluster(_many_pods(8))
+    first = plan_to_json(build_plan(cluster, usage, _policy(), NOW))
+    second = plan_to_json(build_plan(cluster, usage, _policy(), NOW))
+    assert first == second
+
+
+def test_plan_json_shape() -> None:
+    cluster, usage = _hot_cluster([("web-b", 0.9)])
+    body = plan_to_json(build_plan(cluster, usage, _policy(), NOW))
+    assert body["status"] == "planned"
+    assert body["evictions"][0] == {
+        "pod": "default/web-b",
+        "node": "hot",
+        "expectedNode": "cold",
+        "cpu": 0.9,
+        "memory": 268435456,
+        "reason": "hotspot",
+        "workload": "Deployment/default/web",
+    }
+    assert {n["name"]: n["class"] for n in body["nodes"]} == {"cold": "cold", "hot": "hot"}
+    assert set(body["solver"]) == {"method", "seconds", "objective", "lowerBound"}

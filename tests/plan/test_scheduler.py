@@ -1,0 +1,173 @@
+"""The kube-scheduler model (predict_node, score_nodes).
+
+Covered: LeastAllocated picks the emptiest node, with the scheduler's non-zero
+defaults for pods requesting nothing; BalancedAllocation breaks a LeastAllocated
+tie and is skipped for best-effort pods; PreferNoSchedule taints steer away
+unless tolerated; extra_taints act as soft or hard node taints; infeasible nodes
+are not scored and None comes back when nothing fits; equal scores go to the
+first node name whatever the order asked in; exact scores of the Go formulas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pytest
+
+from loadaware.cluster._types import LabelSelector, Node, Pod, PodAffinityTerm, Taint, Toleration
+from loadaware.plan._fit import Occupancy
+from loadaware.plan._scheduler import predict_node, score_nodes
+from tests.lib.builders import GiB, MiB, make_cluster, make_node, make_pod
+
+SOFT = Taint(key="loadaware.io/hotspot", effect="PreferNoSchedule")
+
+
+def occupancy(nodes: Iterable[Node], pods: Iterable[Pod] = ()) -> Occupancy:
+    return Occupancy.from_cluster(make_cluster(nodes, pods))
+
+
+def replacement(**fields: object) -> Pod:
+    return make_pod("web-new", node=None, **fields)  # type: ignore[arg-type]
+
+
+def test_picks_the_least_allocated_node() -> None:
+    nodes = [make_node("a"), make_node("b"), make_node("c")]
+    pods = [
+        make_pod("x", node="a", cpu_millicores=2000, memory_bytes=8 * GiB),
+        make_pod("y", node="b", cpu_millicores=500, memory_bytes=2 * GiB),
+        make_pod("z", node="c", cpu_millicores=1000, memory_bytes=4 * GiB),
+    ]
+    assert predict_node(replacement(), occupancy(nodes, pods), ["a", "b", "c"]) == "b"
+
+
+def test_balanced_allocation_breaks_a_least_allocated_tie() -> None:
+    # After the pod: "a-lopsided" at 25% cpu / 75% memory, "b-even" at 50% / 50%.
+    # LeastAllocated gives both 50; BalancedAllocation gives 75 and 100.
+    nodes = [
+        make_node("a-lopsided", cpu_millicores=4000, memory_bytes=4000 * MiB),
+        make_node("b-even", cpu_millicores=4000, memory_bytes=4000 * MiB),
+    ]
+    pods = [
+        make_pod("x", node="a-lopsided", cpu_millicores=900, memory_bytes=2900 * MiB),
+        make_pod("y", node="b-even", cpu_millicores=1900, memory_bytes=1900 * MiB),
+    ]
+    pod = replacement(cpu_millicores=100, memory_bytes=100 * MiB)
+    occ = occupancy(nodes, pods)
+    assert score_nodes(pod, occ, ["a-lopsided", "b-even"]) == [
+        ("b-even", 50 + 100 + 300),
+        ("a-lopsided", 50 + 75 + 300),
+    ]
+    assert predict_node(pod, occ, ["a-lopsided", "b-even"]) == "b-even"
+
+
+def test_scores_follow_the_go_integer_formulas() -> None:
+    occ = occupancy([make_node("n1", cpu_millicores=4000, memory_bytes=16 * GiB)])
+    pod = replacement(cpu_millicores=1000, memory_bytes=4 * GiB)
+    # LeastAllocated (75 + 75) / 2, BalancedAllocation 100, TaintToleration 3 * 100.
+    assert score_nodes(pod, occ, ["n1"]) == [("n1", 75 + 100 + 300)]
+
+
+def test_best_effort_pod_counts_nonzero_defaults_and_skips_balanced_allocation() -> None:
+    occ = occupancy([make_node("n1", cpu_millicores=1000, memory_bytes=1000 * MiB)])
+    pod = replacement(cpu_millicores=0, memory_bytes=0)
+    # 100m of 1000m leaves 90; 200MiB of 1000MiB leaves 80; (90 + 80) / 2 = 85.
+    assert score_nodes(pod, occ, ["n1"]) == [("n1", 85 + 0 + 300)]
+
+
+def test_existing_pods_without_requests_count_at_the_defaults() -> None:
+    nodes = [make_node("a", cpu_millicores=1000), make_node("b", cpu_millicores=1000)]
+    idle = [make_pod(f"be-{i}", node="a", cpu_millicores=0, memory_bytes=0) for i in range(5)]
+    assert predict_node(replacement(cpu_millicores=100), occupancy(nodes, idle), ["a", "b"]) == "b"
+
+
+def test_prefer_no_schedule_taint_steers_away() -> None:
+    nodes = [make_node("a", taints=[SOFT]), make_node("b")]
+    assert predict_node(replacement(), occupancy(nodes), ["a", "b"]) == "b"
+
+
+def test_tolerated_prefer_no_schedule_taint_does_not_steer() -> None:
+    nodes = [make_node("a", taints=[SOFT]), make_node("b")]
+    pod = replacement(tolerations=(Toleration(key=SOFT.key, operator="Exists"),))
+    assert predict_node(pod, occupancy(nodes), ["a", "b"]) == "a"
+
+
+def test_taint_toleration_is_normalised_across_feasible_nodes() -> None:
+    other = Taint(key="spot", effect="PreferNoSchedule")
+    nodes = [make_node("a", taints=[SOFT, other]), make_node("b", taints=[SOFT]), make_node("c")]
+    scores = dict(score_nodes(replacement(), occupancy(nodes), ["a", "b", "c"]))
+    least_and_balanced = scores["c"] - 300
+    assert scores == {
+        "a": least_and_balanced + 0,
+        "b": least_and_balanced + 3 * 50,
+        "c": least_and_balanced + 3 * 100,
+    }
+
+
+def test_soft_extra_taint_steers_away() -> None:
+    occ = occupancy([make_node("a"), make_node("b")])
+    assert predict_node(replacement(), occ, ["a", "b"]) == "a"
+    assert predict_node(replacement(), occ, ["a", "b"], extra_taints={"a": (SOFT,)}) == "b"
+
+
+def test_hard_extra_taint_makes_the_node_infeasible() -> None:
+    hard = Taint(key="loadaware.io/hotspot", effect="NoSchedule")
+    occ = occupancy([make_node("a"), make_node("b", cpu_millicores=1000)])
+    assert predict_node(replacement(), occ, ["a", "b"], extra_taints={"a": (hard,)}) == "b"
+    assert [
+        name for name, _ in score_nodes(replacement(), occ, ["a", "b"], extra_taints={"a": (hard,)})
+    ] == ["b"]
+
+
+def test_returns_none_when_nothing_fits() -> None:
+    nodes = [make_node("a", cpu_millicores=1000), make_node("b", ready=False)]
+    pod = replacement(cpu_millicores=2000)
+    assert predict_node(pod, occupancy(nodes), ["a", "b"]) is None
+    assert score_nodes(pod, occupancy(nodes), ["a", "b"]) == []
+
+
+def test_returns_none_for_no_candidate_nodes() -> None:
+    assert predict_node(replacement(), occupancy([make_node("a")]), []) is None
+
+
+def test_infeasible_emptier_node_is_not_chosen() -> None:
+    nodes = [make_node("a", labels={"disk": "ssd"}), make_node("b")]
+    pods = [make_pod("x", node="a", cpu_millicores=3000)]
+    pod = replacement(node_selector={"disk": "ssd"})
+    assert predict_node(pod, occupancy(nodes, pods), ["a", "b"]) == "a"
+
+
+def test_only_the_named_nodes_are_considered() -> None:
+    nodes = [make_node("a"), make_node("b")]
+    pods = [make_pod("x", node="a", cpu_millicores=3000)]
+    assert predict_node(replacement(), occupancy(nodes, pods), ["a"]) == "a"
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        pytest.param(["n2", "n1", "n3"], id="asked out of order"),
+        pytest.param(["n3", "n2", "n1"], id="asked reversed"),
+    ],
+)
+def test_equal_scores_go_to_the_first_node_name(order: list[str]) -> None:
+    occ = occupancy([make_node("n1"), make_node("n2"), make_node("n3")])
+    assert predict_node(replacement(), occ, order) == "n1"
+    assert [name for name, _ in score_nodes(replacement(), occ, order)] == ["n1", "n2", "n3"]
+
+
+def test_replacements_spread_as_they_are_added() -> None:
+    anti = PodAffinityTerm(
+        label_selector=LabelSelector(match_labels={"app": "web"}),
+        topology_key="kubernetes.io/hostname",
+    )
+    occ = occupancy([make_node("a"), make_node("b"), make_node("c")])
+    landed = []
+    for i in range(4):
+        pod = make_pod(
+            f"web-{i}", node=None, labels={"app": "web"}, required_pod_anti_affinity=(anti,)
+        )
+        target = predict_node(pod, occ, ["a", "b", "c"])
+        landed.append(target)
+        if target is not None:
+            occ.add(pod, target)
+    assert landed == ["a", "b", "c", None]
