@@ -24,6 +24,7 @@ from loadaware.policy._model import (
     MetricsSettings,
     Namespaces,
     NodePool,
+    OptimizerSettings,
     PodProtections,
     PriorityThreshold,
     PrometheusQueries,
@@ -33,6 +34,7 @@ from loadaware.policy._model import (
     SecretReference,
     SelectorRequirement,
     ServeSettings,
+    SteeringSettings,
     WebhookSettings,
 )
 from loadaware.policy._schema import SCHEMA_ID, policy_json_schema
@@ -52,6 +54,7 @@ __all__ = [
     "MetricsSettings",
     "Namespaces",
     "NodePool",
+    "OptimizerSettings",
     "PodProtections",
     "PriorityThreshold",
     "PrometheusQueries",
@@ -61,6 +64,7 @@ __all__ = [
     "SecretReference",
     "SelectorRequirement",
     "ServeSettings",
+    "SteeringSettings",
     "WebhookSettings",
     "dump_policy",
     "format_duration",

@@ -253,6 +253,24 @@ def _default_pools() -> list[NodePool]:
     return [NodePool(name="default")]
 
 
+class OptimizerSettings(_Model):
+    """How the round's evictions are chosen."""
+
+    # milp: the whole round at once (HiGHS), with a lower bound; falls back to the
+    # greedy when the solver has no incumbent in time. greedy: hot node by hot node.
+    method: Literal["milp", "greedy"] = "milp"
+    time_limit: Duration = datetime.timedelta(seconds=10)
+    mip_rel_gap: Annotated[float, Field(ge=0, le=1)] = 0.01
+
+
+class SteeringSettings(_Model):
+    """Where replacements are expected to land."""
+
+    # Put loadaware.io/hotspot=true:PreferNoSchedule on hot nodes during a round so
+    # kube-scheduler prefers other nodes; the planner's placement model counts it.
+    soft_taint: bool = False
+
+
 class LoadAwarePolicy(_Model):
     api_version: Literal["loadaware.io/v1alpha1"] = "loadaware.io/v1alpha1"
     kind: Literal["LoadAwarePolicy"] = "LoadAwarePolicy"
@@ -260,6 +278,8 @@ class LoadAwarePolicy(_Model):
     node_pools: list[NodePool] = Field(default_factory=_default_pools, min_length=1)
     evictor: EvictorSettings = EvictorSettings()
     limits: Limits = Limits()
+    optimizer: OptimizerSettings = OptimizerSettings()
+    steering: SteeringSettings = SteeringSettings()
     dry_run: bool = False
     schedules: list[Schedule] = Field(default_factory=list)
     serve: ServeSettings = ServeSettings()

@@ -39,6 +39,9 @@ def test_empty_policy_has_design_defaults() -> None:
         max_no_of_pods_to_evict_per_workload=None,
         max_no_of_pods_to_evict_total=None,
     )
+    assert p.optimizer.method == "milp"
+    assert p.optimizer.time_limit == datetime.timedelta(seconds=10)
+    assert p.steering.soft_taint is False
     assert p.dry_run is False
     assert p.schedules == []
     assert p.serve.listen == "0.0.0.0:8080"
@@ -64,6 +67,8 @@ def test_public_names_are_pinned() -> None:
     assert sorted(policy.__all__) == sorted(
         [
             "SCHEMA_ID",
+            "OptimizerSettings",
+            "SteeringSettings",
             "SYSTEM_CRITICAL_PRIORITY",
             "AuthToken",
             "DefaultProtection",
