@@ -11,10 +11,17 @@ from loadaware import metrics
 from loadaware.cluster import ClusterState
 from loadaware.errors import RefusedError
 from loadaware.metrics import Usage
-from loadaware.plan import _candidates, _classify, _greedy
+from loadaware.plan import _candidates, _classify, _greedy, _milp
 from loadaware.plan._budget import workload_key
-from loadaware.plan._problem import Candidate, Problem
-from loadaware.plan._types import RESOURCES, Eviction, NodeReport, Plan, SolverInfo
+from loadaware.plan._problem import Candidate, Problem, plan_objective
+from loadaware.plan._types import (
+    RESOURCES,
+    Eviction,
+    NodeReport,
+    Plan,
+    SolverInfo,
+    SolverMethod,
+)
 from loadaware.policy import LoadAwarePolicy
 
 
@@ -45,14 +52,16 @@ def build_plan(
             solver=SolverInfo(method="none"),
         )
 
-    solution = _greedy.solve_greedy(problem)
+    solution, method, lower_bound = _solve(problem)
     skipped.update(solution.skipped)
     evictions = tuple(
         Eviction(
             pod=move.candidate.pod.key,
             uid=move.candidate.pod.uid,
             node=table.names[move.candidate.node_index],
-            expected_node=table.names[move.target_index],
+            expected_node=(
+                table.names[move.target_index] if move.target_index is not None else None
+            ),
             cpu_cores=float(move.candidate.usage[0]),
             memory_bytes=float(move.candidate.usage[1]),
             reason="hotspot",
@@ -60,6 +69,7 @@ def build_plan(
         )
         for move in solution.moves
     )
+    objective = plan_objective(problem, solution.usage_after, [m.candidate for m in solution.moves])
     still_hot = [i for i in hot if problem.is_hot(solution.usage_after, i)]
     reason = f"{len(hot)} hot nodes; {len(evictions)} evictions planned"
     if still_hot:
@@ -69,9 +79,33 @@ def build_plan(
         reason=reason if evictions else f"{len(hot)} hot nodes, but no eviction can relieve them",
         evictions=evictions,
         nodes=_node_reports(table, solution.usage_after, solution.notes),
-        solver=SolverInfo(method="greedy", objective=float(len(evictions))),
+        solver=SolverInfo(
+            method=method,
+            objective=round(objective, 6),
+            lower_bound=round(lower_bound, 6) if lower_bound is not None else None,
+        ),
         skipped=dict(sorted(skipped.items())),
     )
+
+
+def _solve(problem: Problem) -> tuple[_greedy.Solution, SolverMethod, float | None]:
+    """Run the configured solver. The MILP also runs the greedy and keeps the better
+    plan (scipy's milp takes no starting solution), and falls back to it when HiGHS
+    has no incumbent in time."""
+    greedy = _greedy.solve_greedy(problem)
+    if problem.policy.optimizer.method == "greedy":
+        return greedy, "greedy", _milp.cover_bound(problem)
+    outcome = _milp.solve_milp(problem)
+    if outcome.solution is None:
+        return greedy, "greedy", outcome.lower_bound
+
+    def value(solution: _greedy.Solution) -> float:
+        return plan_objective(problem, solution.usage_after, [m.candidate for m in solution.moves])
+
+    exact = outcome.solution
+    if value(exact) <= value(greedy) + 1e-9:
+        return exact, "milp", outcome.lower_bound
+    return greedy, "greedy", outcome.lower_bound
 
 
 def _node_scopes(cluster: ClusterState) -> dict[str, metrics.NodeScope]:

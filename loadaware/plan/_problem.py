@@ -43,3 +43,48 @@ class Problem:
 
     def is_hot(self, usage: np.ndarray, index: int) -> bool:
         return bool(np.any(self.node_excess(usage, index) > 1e-9))
+
+
+# One unit of residual overload (a whole node's allocatable of one resource above
+# its targetThresholds) outweighs this many evictions. Large enough that relief
+# comes first (0.1 percentage point of overload is worth one eviction), small
+# enough to keep HiGHS numerically comfortable.
+OVERLOAD_WEIGHT = 1000.0
+# Evicting a pod marked prefer-no-eviction costs this much more than another.
+PREFER_NO_EVICTION_COST = 0.2
+# Tie-breaks between otherwise equal pods (priority, deletion cost) stay below this.
+TIE_BREAK_SPAN = 0.01
+DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
+
+
+def eviction_cost(candidate: Candidate) -> float:
+    """1 per eviction, plus a small premium for pods that are costlier to disturb:
+    prefer-no-eviction, higher priority, higher pod-deletion-cost."""
+    pod = candidate.pod
+    cost = 1.0 + (PREFER_NO_EVICTION_COST if candidate.prefer_no_eviction else 0.0)
+    # Squash priority (int32) and deletion cost into [0, 1) monotonically.
+    priority = (max(min(pod.priority, 2**31 - 1), -(2**31)) + 2**31) / 2**32
+    try:
+        deletion = float(pod.annotations.get(DELETION_COST_ANNOTATION, "0"))
+    except ValueError:
+        deletion = 0.0
+    deletion = (max(min(deletion, 2**31 - 1), -(2**31)) + 2**31) / 2**32
+    return cost + TIE_BREAK_SPAN * (0.5 * priority + 0.49 * deletion)
+
+
+def residual_overload(problem: Problem, usage: np.ndarray) -> float:
+    """Sum over hot nodes and resources of utilisation above targetThresholds (ratio units)."""
+    table = problem.table
+    hot = problem.hot_indexes
+    if not hot:
+        return 0.0
+    ratios = table.utilisation(usage)[hot]
+    over = np.nan_to_num(ratios - table.high[hot], nan=0.0)
+    return float(np.maximum(over, 0.0).sum())
+
+
+def plan_objective(problem: Problem, usage_after: np.ndarray, evicted: list[Candidate]) -> float:
+    """The value both solvers minimise: overload first, then the cost of the evictions."""
+    return OVERLOAD_WEIGHT * residual_overload(problem, usage_after) + sum(
+        eviction_cost(c) for c in evicted
+    )

@@ -35,9 +35,13 @@ def _policy(**overrides) -> LoadAwarePolicy:
 
 
 def _hot_cluster(pods_on_hot: list[tuple[str, float]], *, extra_nodes=(), **pod_fields):
-    """Node "hot" at 3.6 of 4 cores (90%); "cold" at 10%; pods on hot with given cpu usage."""
+    """Node "hot" at 3.6 of 4 cores (90%); "cold" at 10%; pods on hot with given cpu usage.
+
+    A DaemonSet pod requesting half of "hot" keeps kube-scheduler (which places by
+    requests) from sending replacements back there."""
     nodes = [make_node("hot"), make_node("cold"), *extra_nodes]
-    pods = [make_pod(name, node="hot", **pod_fields) for name, _ in pods_on_hot]
+    agent = make_pod("agent-hot", node="hot", owner=daemonset("agent"), cpu_millicores=2000)
+    pods = [agent, *(make_pod(name, node="hot", **pod_fields) for name, _ in pods_on_hot)]
     pod_usage = {f"default/{name}": sample(cpu, 0.25 * GiB) for name, cpu in pods_on_hot}
     node_usage = {"hot": sample(3.6, 4 * GiB), "cold": sample(0.4, 2 * GiB)}
     for node in extra_nodes:
@@ -86,12 +90,24 @@ def test_refused_on_stale_node() -> None:
 
 
 def test_stale_target_is_excluded_under_exclude_mode() -> None:
+    filler = make_pod("filler-1", node="cold", cpu_millicores=1500)
     cluster, usage = _hot_cluster([("web-a", 1.0)], extra_nodes=[make_node("cool")])
+    cluster = make_cluster(cluster.nodes, [*cluster.pods, filler])
+    usage.pods["default/filler-1"] = sample(0.1, GiB)
     usage.nodes["cold"] = sample(0.4, GiB, age_seconds=900)
     plan = build_plan(cluster, usage, _policy(metrics={"onStaleNode": "Exclude"}), NOW)
     assert plan.status == "planned"
     assert [e.expected_node for e in plan.evictions] == ["cool"]
     assert {n.name: n.node_class for n in plan.nodes}["cold"] == "excluded"
+
+
+def test_replacement_predicted_on_an_excluded_node_is_not_evicted() -> None:
+    cluster, usage = _hot_cluster([("web-a", 1.0)], extra_nodes=[make_node("cool")])
+    usage.nodes["cold"] = sample(0.4, GiB, age_seconds=900)
+    # kube-scheduler would pick "cold" (tie by requests, first by name): unknown load.
+    plan = build_plan(cluster, usage, _policy(metrics={"onStaleNode": "Exclude"}), NOW)
+    assert plan.evictions == ()
+    assert plan.skipped["bounce-back"] == 1
 
 
 def test_refused_on_implausible_metrics() -> None:
@@ -124,36 +140,73 @@ def test_protected_pods_are_not_moved() -> None:
     assert {n.name: n.note for n in plan.nodes}["hot"].startswith("still hot")
 
 
-def test_target_is_never_pushed_over_its_target_thresholds() -> None:
+def _agent(node: str, cpu_millicores: int = 2000):
+    """A DaemonSet pod with large requests: kube-scheduler sees its node as busy."""
+    return make_pod(
+        f"agent-{node}", node=node, owner=daemonset("agent"), cpu_millicores=cpu_millicores
+    )
+
+
+@pytest.mark.parametrize("method", ["greedy", "milp"])
+def test_target_is_never_pushed_over_its_target_thresholds(method: str) -> None:
     nodes = [make_node("hot"), make_node("warm")]
-    pods = [make_pod("web-a", node="hot")]
+    pods = [_agent("hot"), make_pod("web-a", node="hot")]
     # warm at 60% cpu; moving 0.9 cores would make it 82.5% > 70%.
     usage = make_usage(
         {"hot": sample(3.6, 4 * GiB), "warm": sample(2.4, 4 * GiB)},
         {"default/web-a": sample(0.9, 0.25 * GiB)},
     )
+    plan = build_plan(make_cluster(nodes, pods), usage, _policy(optimizer={"method": method}), NOW)
+    assert plan.evictions == ()
+    if method == "greedy":
+        assert plan.skipped == {"daemonset-pod": 1, "target-over-threshold": 1}
+
+
+@pytest.mark.parametrize("method", ["greedy", "milp"])
+def test_expected_node_is_where_kube_scheduler_places_the_replacement(method: str) -> None:
+    nodes = [make_node("hot"), make_node("a"), make_node("b")]
+    pods = [
+        _agent("hot"),
+        make_pod("web-a", node="hot"),
+        make_pod("db-1", node="a", cpu_millicores=1000),
+    ]
+    usage = make_usage(
+        {"hot": sample(3.6, 4 * GiB), "a": sample(0.8, 4 * GiB), "b": sample(1.2, 6 * GiB)},
+        {"default/web-a": sample(0.9, 0.25 * GiB), "default/db-1": sample(0.1, GiB)},
+    )
+    # b has fewer requests (LeastAllocated), although a has less usage.
+    plan = build_plan(make_cluster(nodes, pods), usage, _policy(optimizer={"method": method}), NOW)
+    assert [e.expected_node for e in plan.evictions] == ["b"]
+
+
+def test_bounce_back_to_the_source_is_not_planned() -> None:
+    # The hot node has the fewest requests once its pod leaves: the replacement returns.
+    nodes = [make_node("hot"), make_node("cold")]
+    pods = [make_pod("web-a", node="hot"), make_pod("db-1", node="cold", cpu_millicores=2000)]
+    usage = make_usage(
+        {"hot": sample(3.6, 4 * GiB), "cold": sample(0.4, 4 * GiB)},
+        {"default/web-a": sample(0.9, 0.25 * GiB), "default/db-1": sample(0.1, GiB)},
+    )
     plan = build_plan(make_cluster(nodes, pods), usage, _policy(), NOW)
     assert plan.evictions == ()
-    assert plan.skipped.get("no-target") == 1
+    assert plan.skipped["bounce-back"] == 1
 
 
-def test_target_is_the_one_furthest_below_targets_after_the_move() -> None:
-    nodes = [make_node("hot"), make_node("a"), make_node("b")]
-    pods = [make_pod("web-a", node="hot")]
+def test_soft_taint_steering_prevents_the_bounce_back() -> None:
+    nodes = [make_node("hot"), make_node("cold")]
+    pods = [make_pod("web-a", node="hot"), make_pod("db-1", node="cold", cpu_millicores=2000)]
     usage = make_usage(
-        {"hot": sample(3.6, 4 * GiB), "a": sample(1.2, 4 * GiB), "b": sample(0.8, 6 * GiB)},
-        {"default/web-a": sample(0.9, 0.25 * GiB)},
+        {"hot": sample(3.6, 4 * GiB), "cold": sample(0.4, 4 * GiB)},
+        {"default/web-a": sample(0.9, 0.25 * GiB), "default/db-1": sample(0.1, GiB)},
     )
-    # a after: cpu 52.5%, mem 26.6% -> slack min(17.5, 53.4) = 17.5
-    # b after: cpu 42.5%, mem 39.1% -> slack min(27.5, 40.9) = 27.5
-    plan = build_plan(make_cluster(nodes, pods), usage, _policy(), NOW)
-    assert [e.expected_node for e in plan.evictions] == ["b"]
+    plan = build_plan(make_cluster(nodes, pods), usage, _policy(steering={"softTaint": True}), NOW)
+    assert [(e.pod, e.expected_node) for e in plan.evictions] == [("default/web-a", "cold")]
 
 
 def test_node_fit_rules_steer_the_target() -> None:
     tainted = make_node("cold", taints=[Taint(key="dedicated", value="batch", effect="NoSchedule")])
     nodes = [make_node("hot"), tainted, make_node("normal")]
-    pods = [make_pod("web-a", node="hot")]
+    pods = [_agent("hot"), make_pod("web-a", node="hot")]
     usage = make_usage(
         {"hot": sample(3.6, 4 * GiB), "cold": sample(0.1, GiB), "normal": sample(1.8, 9 * GiB)},
         {"default/web-a": sample(0.9, 0.25 * GiB)},
@@ -196,21 +249,23 @@ def test_limits(limits: dict, expected: int) -> None:
 def test_per_workload_limit() -> None:
     # Every pod belongs to one Deployment "web".
     nodes = [make_node("hot"), make_node("cold")]
-    pods = [make_pod(f"web-{i}", node="hot") for i in range(6)]
+    pods = [_agent("hot"), *(make_pod(f"web-{i}", node="hot") for i in range(6))]
     usage = make_usage(
         {"hot": sample(3.6, 4 * GiB), "cold": sample(0.4, GiB)},
         {f"default/web-{i}": sample(0.2, 0.1 * GiB) for i in range(6)},
     )
-    plan = build_plan(
-        make_cluster(nodes, pods), usage, _policy(limits={"maxNoOfPodsToEvictPerWorkload": 2}), NOW
-    )
-    assert len(plan.evictions) == 2
-    assert plan.skipped["maxNoOfPodsToEvictPerWorkload"] >= 1
+    for method in ("greedy", "milp"):
+        limits = {"maxNoOfPodsToEvictPerWorkload": 2}
+        policy = _policy(limits=limits, optimizer={"method": method})
+        plan = build_plan(make_cluster(nodes, pods), usage, policy, NOW)
+        assert len(plan.evictions) == 2, method
+        if method == "greedy":
+            assert plan.skipped["maxNoOfPodsToEvictPerWorkload"] >= 1
 
 
 def test_pdb_disruptions_allowed_is_a_budget() -> None:
     nodes = [make_node("hot"), make_node("cold")]
-    pods = [make_pod(f"web-{i}", node="hot") for i in range(6)]
+    pods = [_agent("hot"), *(make_pod(f"web-{i}", node="hot") for i in range(6))]
     usage = make_usage(
         {"hot": sample(3.6, 4 * GiB), "cold": sample(0.4, GiB)},
         {f"default/web-{i}": sample(0.2, 0.1 * GiB) for i in range(6)},

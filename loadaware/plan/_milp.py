@@ -1,0 +1,327 @@
+"""The exact planner: which pods leave which hot nodes, decided for the whole round at once.
+
+A joint pod x node model is too large beyond a few hundred nodes, so the round
+is solved in two stages:
+
+1. Selection (a MILP, HiGHS through scipy.optimize.milp): one binary per
+   candidate pod says whether it leaves. Rows: the overload of each hot node and
+   resource (soft, with a slack weighted far above an eviction), the aggregate
+   usage and request headroom of the nodes that may receive pods, the four
+   limits and each PodDisruptionBudget. Objective: overload first, then the
+   evictions' cost.
+2. Placement certificate: the chosen evictions are replayed in order through the
+   kube-scheduler model (_placement). A pod whose replacement would bounce back,
+   stay Pending or push its landing node over its targets is banned, and stage 1
+   is solved again. After the last round the sequence is replayed once more,
+   keeping only the moves that hold.
+
+Stage 1 with no bans relaxes the real problem (aggregate headroom instead of
+per-node capacity), so its dual bound is a lower bound on any plan's objective;
+so is the per-node cover bound. The larger of the two is reported.
+
+Pure: HiGHS gets a time limit of its own; nothing here reads a clock.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+from loadaware.plan._budget import workload_key
+from loadaware.plan._greedy import Move, Solution
+from loadaware.plan._placement import Placement
+from loadaware.plan._problem import (
+    OVERLOAD_WEIGHT,
+    Candidate,
+    Problem,
+    eviction_cost,
+)
+
+MAX_REPAIR_ROUNDS = 6
+
+
+@dataclass(frozen=True, kw_only=True)
+class MilpOutcome:
+    solution: Solution | None  # None: HiGHS found no incumbent in time
+    lower_bound: float
+    rounds: int
+
+
+def solve_milp(problem: Problem) -> MilpOutcome:
+    ordered = _ordered_candidates(problem)
+    if not ordered:
+        return MilpOutcome(solution=None, lower_bound=cover_bound(problem), rounds=0)
+    model = _SelectionModel(problem, ordered)
+    settings = problem.policy.optimizer
+    total = settings.time_limit.total_seconds()
+    banned = np.zeros(len(ordered), dtype=bool)
+    ban_reasons: dict[str, int] = {}
+    lower = cover_bound(problem)
+    chosen: np.ndarray | None = None
+    rounds = 0
+    for rounds in range(1, MAX_REPAIR_ROUNDS + 1):
+        # Half the time for the first solve, the rest shared by the repairs.
+        share = total / 2 if rounds == 1 else total / (2 * (MAX_REPAIR_ROUNDS - 1))
+        result = model.solve(banned, time_limit=share, gap=settings.mip_rel_gap)
+        if result is None:
+            break
+        selection, dual_bound = result
+        if rounds == 1 and dual_bound is not None:
+            lower = max(lower, dual_bound)
+        chosen = selection
+        failed = _failures(problem, ordered, chosen)
+        if not failed:
+            break
+        for i, why in failed:
+            banned[i] = True
+            ban_reasons[why] = ban_reasons.get(why, 0) + 1
+    if chosen is None:
+        return MilpOutcome(solution=None, lower_bound=lower, rounds=rounds)
+    solution = _replay(problem, [ordered[i] for i in np.flatnonzero(chosen)])
+    for why, count in ban_reasons.items():
+        solution.skipped[why] = solution.skipped.get(why, 0) + count
+    return MilpOutcome(solution=solution, lower_bound=lower, rounds=rounds)
+
+
+def _ordered_candidates(problem: Problem) -> list[Candidate]:
+    """Candidates that could move at all, in the order evictions will be executed:
+    hottest node first, then the larger pods of each node first."""
+    table = problem.table
+    if problem.target_indexes.size == 0:
+        return []
+    targets = problem.target_indexes
+    headroom = np.maximum(
+        np.nan_to_num(table.high[targets], nan=np.inf) * table.allocatable[targets]
+        - table.usage[targets],
+        0.0,
+    )
+    biggest_room = headroom.max(axis=0)
+    ratios = table.utilisation()
+    order: list[Candidate] = []
+
+    def severity(index: int) -> tuple[float, str]:
+        over = np.nan_to_num(ratios[index] - table.high[index], nan=-1.0)
+        return (-float(np.max(over)), table.names[index])
+
+    for hot in sorted(problem.hot_indexes, key=severity):
+        scale = np.where(table.allocatable[hot] > 0, table.allocatable[hot], 1.0)
+        # A pod whose usage exceeds every receiving node's headroom cannot move anywhere.
+        movable = [
+            c
+            for c in problem.candidates.get(hot, ())
+            if np.all(c.usage <= biggest_room) and np.any(c.usage > 0)
+        ]
+        movable.sort(key=lambda c: (-float((c.usage / scale).sum()), c.pod.key))
+        order.extend(movable)
+    return order
+
+
+class _SelectionModel:
+    """Stage 1: x_p (leave or stay) per candidate, s_hr overload slack per hot node and resource."""
+
+    def __init__(self, problem: Problem, candidates: list[Candidate]) -> None:
+        table = problem.table
+        count = len(candidates)
+        hot_rows: list[tuple[int, int, float]] = []  # (hot node, resource, excess ratio)
+        for hot in problem.hot_indexes:
+            excess = problem.node_excess(table.usage, hot)
+            for r in np.flatnonzero(excess > 0):
+                hot_rows.append((hot, int(r), float(excess[r] / table.allocatable[hot, r])))
+        self.count = count
+        slack = len(hot_rows)
+        width = count + slack
+        cost = np.concatenate(
+            [[eviction_cost(c) for c in candidates], np.full(slack, OVERLOAD_WEIGHT)]
+        )
+        rows: list[sparse.csr_array] = []
+        lower: list[float] = []
+        upper: list[float] = []
+
+        by_node: dict[int, list[int]] = defaultdict(list)
+        for i, cand in enumerate(candidates):
+            by_node[cand.node_index].append(i)
+
+        # Overload: sum of the leaving pods' usage plus the slack covers the excess.
+        if hot_rows:
+            data, row_ids, col_ids = [], [], []
+            for k, (hot, r, excess_ratio) in enumerate(hot_rows):
+                for i in by_node.get(hot, ()):
+                    share = candidates[i].usage[r] / table.allocatable[hot, r]
+                    if share > 0:
+                        data.append(share)
+                        row_ids.append(k)
+                        col_ids.append(i)
+                data.append(1.0)
+                row_ids.append(k)
+                col_ids.append(count + k)
+                lower.append(excess_ratio)
+                upper.append(np.inf)
+            rows.append(sparse.csr_array((data, (row_ids, col_ids)), shape=(len(hot_rows), width)))
+
+        # Aggregate headroom of the receiving nodes, in usage and in requests.
+        targets = problem.target_indexes
+        usage = np.array([c.usage for c in candidates])
+        room = np.maximum(
+            np.nan_to_num(table.high[targets], nan=np.inf) * table.allocatable[targets]
+            - table.usage[targets],
+            0.0,
+        ).sum(axis=0)
+        requests = np.array(
+            [[c.pod.cpu_request_millicores, c.pod.memory_request_bytes] for c in candidates],
+            dtype=float,
+        )
+        free = _free_requests(problem)
+        for column, capacity in (
+            *((usage[:, r], room[r]) for r in range(usage.shape[1])),
+            *((requests[:, r], free[r]) for r in range(requests.shape[1])),
+        ):
+            if not np.isfinite(capacity) or capacity <= 0 or column.max(initial=0) <= 0:
+                continue
+            scaled = np.concatenate([column / capacity, np.zeros(slack)])
+            rows.append(sparse.csr_array(scaled.reshape(1, -1)))
+            lower.append(-np.inf)
+            upper.append(1.0)
+
+        # Budgets: the four limits and PodDisruptionBudgets.
+        limits = problem.policy.limits
+        groups: list[tuple[list[int], int]] = []
+        if limits.max_no_of_pods_to_evict_total is not None:
+            groups.append((list(range(count)), limits.max_no_of_pods_to_evict_total))
+        for limit, key_of in (
+            (limits.max_no_of_pods_to_evict_per_node, lambda c: str(c.node_index)),
+            (limits.max_no_of_pods_to_evict_per_namespace, lambda c: c.pod.namespace),
+            (limits.max_no_of_pods_to_evict_per_workload, lambda c: workload_key(c.pod)),
+        ):
+            if limit is None:
+                continue
+            members: dict[str, list[int]] = defaultdict(list)
+            for i, cand in enumerate(candidates):
+                members[key_of(cand)].append(i)
+            groups.extend((m, limit) for m in members.values() if len(m) > limit)
+        allowed = {p.key: p.disruptions_allowed for p in problem.cluster.pdbs}
+        covered: dict[str, list[int]] = defaultdict(list)
+        for i, cand in enumerate(candidates):
+            for key in cand.pdbs:
+                covered[key].append(i)
+        groups.extend(
+            (m, max(allowed.get(k, 0), 0)) for k, m in covered.items() if len(m) > allowed.get(k, 0)
+        )
+        if groups:
+            data, row_ids, col_ids = [], [], []
+            for k, (members_list, limit) in enumerate(groups):
+                data.extend([1.0] * len(members_list))
+                row_ids.extend([k] * len(members_list))
+                col_ids.extend(members_list)
+                lower.append(-np.inf)
+                upper.append(float(limit))
+            rows.append(sparse.csr_array((data, (row_ids, col_ids)), shape=(len(groups), width)))
+
+        self.cost = cost
+        self.matrix = sparse.vstack(rows, format="csr") if rows else None
+        self.lower = np.array(lower)
+        self.upper = np.array(upper)
+        self.integrality = np.concatenate([np.ones(count), np.zeros(slack)])
+        self.slack = slack
+
+    def solve(
+        self, banned: np.ndarray, *, time_limit: float, gap: float
+    ) -> tuple[np.ndarray, float | None] | None:
+        """(chosen mask, dual bound) or None when HiGHS has no incumbent."""
+        upper = np.concatenate([np.where(banned, 0.0, 1.0), np.full(self.slack, np.inf)])
+        constraints = (
+            [LinearConstraint(self.matrix, self.lower, self.upper)]
+            if self.matrix is not None
+            else []
+        )
+        result = milp(
+            c=self.cost,
+            integrality=self.integrality,
+            bounds=Bounds(np.zeros(len(self.cost)), upper),
+            constraints=constraints,
+            options={"time_limit": max(time_limit, 0.05), "mip_rel_gap": gap, "disp": False},
+        )
+        if result.x is None:
+            return None
+        dual = getattr(result, "mip_dual_bound", None)
+        if dual is not None and not np.isfinite(dual):
+            dual = None
+        chosen = result.x[: self.count] > 0.5
+        return chosen, (float(dual) if dual is not None else None)
+
+
+def _free_requests(problem: Problem) -> np.ndarray:
+    nodes = problem.cluster.nodes_by_name
+    free = np.zeros(2)
+    for i in problem.target_indexes:
+        node = nodes[problem.table.names[int(i)]]
+        pods = problem.cluster.pods_by_node.get(node.name, ())
+        free[0] += max(
+            node.allocatable_cpu_millicores - sum(p.cpu_request_millicores for p in pods), 0
+        )
+        free[1] += max(node.allocatable_memory_bytes - sum(p.memory_request_bytes for p in pods), 0)
+    return free
+
+
+def _failures(
+    problem: Problem, ordered: list[Candidate], chosen: np.ndarray
+) -> list[tuple[int, str]]:
+    """Chosen candidates whose replacement would not land well, replaying in order, and why."""
+    placement = Placement(problem)
+    failed: list[tuple[int, str]] = []
+    for i in np.flatnonzero(chosen):
+        cand = ordered[int(i)]
+        target, why = placement.landing(cand)
+        if why is not None:
+            failed.append((int(i), why))
+            continue
+        placement.apply(cand, target)
+    return failed
+
+
+def _replay(problem: Problem, chosen: list[Candidate]) -> Solution:
+    """The chosen evictions that hold when applied in order, as a Solution."""
+    placement = Placement(problem)
+    solution = Solution(usage_after=placement.usage)
+    for cand in chosen:
+        target, why = placement.landing(cand)
+        if why is not None:
+            solution.count(why)
+            continue
+        placement.apply(cand, target)
+        solution.moves.append(Move(candidate=cand, target_index=target))
+    for hot in problem.hot_indexes:
+        if problem.is_hot(placement.usage, hot):
+            solution.notes[hot] = "still hot: no further eviction fits the budgets and targets"
+    return solution
+
+
+def cover_bound(problem: Problem) -> float:
+    """Per hot node, the cheapest mix of evictions and residual overload if its largest
+    pods could leave with no other constraint; summed over hot nodes."""
+    table = problem.table
+    total = 0.0
+    per_node_limit = problem.policy.limits.max_no_of_pods_to_evict_per_node
+    for hot in problem.hot_indexes:
+        excess = problem.node_excess(table.usage, hot) / np.where(
+            table.allocatable[hot] > 0, table.allocatable[hot], 1.0
+        )
+        cands = problem.candidates.get(hot, ())
+        shares = (
+            np.array([c.usage for c in cands]) / table.allocatable[hot]
+            if cands
+            else np.zeros((0, excess.size))
+        )
+        # Largest first per resource, independently: a relaxation of picking pods.
+        top = -np.sort(-shares, axis=0)
+        covered = np.vstack([np.zeros((1, excess.size)), np.cumsum(top, axis=0)])
+        most = len(cands) if per_node_limit is None else min(len(cands), per_node_limit)
+        values = [
+            k + OVERLOAD_WEIGHT * float(np.maximum(excess - covered[k], 0.0).sum())
+            for k in range(most + 1)
+        ]
+        total += min(values)
+    return total

@@ -1,0 +1,87 @@
+"""Where replacements land: evictions replayed the way a cluster applies them.
+
+loadaware does not bind pods. An evicted pod's controller creates a replacement
+and kube-scheduler places it by requests, not usage — so it can land back on
+the node it left or on another hot node (the bounce-back the descheduler's
+users report). Every planned eviction is therefore checked against the
+kube-scheduler model: the replacement must be predicted to land on a node that
+is neither hot, excluded nor the source, and that stays at or below its
+targetThresholds with the pod's usage added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from loadaware.cluster import Taint
+from loadaware.plan._fit import Occupancy
+from loadaware.plan._problem import Candidate, Problem
+from loadaware.plan._scheduler import predict_node
+
+# The soft taint steering puts on the round's hot nodes (when enabled).
+HOTSPOT_TAINT = Taint(key="loadaware.io/hotspot", value="true", effect="PreferNoSchedule")
+
+# Why a candidate's replacement may not land where it is predicted to.
+BOUNCE_BACK = "bounce-back"  # predicted back on its source or on another hot/excluded node
+TARGET_OVER_THRESHOLD = "target-over-threshold"  # the landing node would end above its targets
+NO_FIT = "no-fit"  # no node fits: the replacement would stay Pending
+
+
+class Placement:
+    """A working copy of the cluster that evictions are applied to, in order."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.occupancy = Occupancy.from_cluster(problem.cluster)
+        self.usage = problem.table.usage.copy()
+        table = problem.table
+        self._names = table.names
+        self._node_names = tuple(n.name for n in problem.cluster.nodes)
+        self._allowed = np.zeros(len(table.names), dtype=bool)
+        self._allowed[problem.target_indexes] = True
+        self._node_fit = problem.policy.evictor.node_fit
+        self.extra_taints: Mapping[str, Sequence[Taint]] = (
+            {table.names[i]: (HOTSPOT_TAINT,) for i in problem.hot_indexes}
+            if problem.policy.steering.soft_taint
+            else {}
+        )
+
+    def landing(self, candidate: Candidate) -> tuple[int | None, str | None]:
+        """(node index, None) where the replacement would land if evicted now, or
+        (None, reason) when it must not be evicted. With nodeFit off, a replacement
+        that fits nowhere is allowed, as in the descheduler: (None, None)."""
+        pod = candidate.pod
+        source = self._names[candidate.node_index]
+        self.occupancy.remove(pod)
+        try:
+            landed = predict_node(
+                pod, self.occupancy, self._node_names, extra_taints=self.extra_taints
+            )
+        finally:
+            self.occupancy.add(pod, source)
+        if landed is None:
+            return (None, None) if not self._node_fit else (None, NO_FIT)
+        target = self.problem.table.index[landed]
+        if target == candidate.node_index or not self._allowed[target]:
+            return None, BOUNCE_BACK
+        if not self.fits_under_targets(candidate, target):
+            return None, TARGET_OVER_THRESHOLD
+        return target, None
+
+    def fits_under_targets(self, candidate: Candidate, target: int) -> bool:
+        table = self.problem.table
+        after = (self.usage[target] + candidate.usage) / np.where(
+            table.allocatable[target] > 0, table.allocatable[target], 1.0
+        )
+        high = table.high[target]
+        judged = ~np.isnan(high)
+        return bool(np.all(after[judged] <= high[judged] + 1e-12))
+
+    def apply(self, candidate: Candidate, target: int | None) -> None:
+        self.occupancy.remove(candidate.pod)
+        self.usage[candidate.node_index] -= candidate.usage
+        if target is not None:
+            self.occupancy.add(candidate.pod, self._names[target])
+            self.usage[target] += candidate.usage
