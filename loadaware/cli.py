@@ -54,6 +54,7 @@ def _build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--now", type=_parse_time, help="RFC 3339 time to judge staleness at")
     sim.add_argument("-o", "--output", choices=["table", "json"], default="table")
     sim.add_argument("--all-nodes", action="store_true", help="list unchanged nodes too")
+    sim.add_argument("--solver", choices=["milp", "greedy"], help="override optimizer.method")
 
     pl = commands.add_parser("plan", help="plan offline from files: no cluster, no network")
     pl.add_argument("--cluster", required=True)
@@ -62,6 +63,7 @@ def _build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--now", type=_parse_time, help="RFC 3339 (default: the current time)")
     pl.add_argument("-o", "--output", choices=["json", "table"], default="table")
     pl.add_argument("--all-nodes", action="store_true", help="list unchanged nodes too (table)")
+    pl.add_argument("--solver", choices=["milp", "greedy"], help="override optimizer.method")
 
     val = commands.add_parser("validate", help="check a policy file")
     val.add_argument("--policy", required=True)
@@ -113,7 +115,11 @@ def _plan_exit_code(result: plan.Plan) -> int:
 def _cmd_plan(args: argparse.Namespace) -> int:
     now = args.now or datetime.datetime.now(datetime.UTC)
     result = runtime.plan_from_files(
-        cluster_file=args.cluster, metrics_file=args.metrics, policy_file=args.policy, now=now
+        cluster_file=args.cluster,
+        metrics_file=args.metrics,
+        policy_file=args.policy,
+        now=now,
+        solver=args.solver,
     )
     _print_plan(result, args.output, args.all_nodes)
     return _plan_exit_code(result)
@@ -123,6 +129,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from loadaware import sim  # only the CLI and runtime may reach the simulator
 
     settings = policy.load_policy(args.policy) if args.policy else policy.LoadAwarePolicy()
+    settings = runtime.with_solver(settings, args.solver)
     if args.cluster:
         if not args.metrics:
             raise errors.InputError("--cluster needs --metrics")

@@ -13,6 +13,7 @@ from loadaware.errors import RefusedError
 from loadaware.metrics import Usage
 from loadaware.plan import _candidates, _classify, _greedy, _milp
 from loadaware.plan._budget import workload_key
+from loadaware.plan._placement import Placement
 from loadaware.plan._problem import Candidate, Problem, plan_objective
 from loadaware.plan._types import (
     RESOURCES,
@@ -92,10 +93,11 @@ def _solve(problem: Problem) -> tuple[_greedy.Solution, SolverMethod, float | No
     """Run the configured solver. The MILP also runs the greedy and keeps the better
     plan (scipy's milp takes no starting solution), and falls back to it when HiGHS
     has no incumbent in time."""
-    greedy = _greedy.solve_greedy(problem)
+    placement = Placement(problem)
+    greedy = _greedy.solve_greedy(problem, placement)
     if problem.policy.optimizer.method == "greedy":
         return greedy, "greedy", _milp.cover_bound(problem)
-    outcome = _milp.solve_milp(problem)
+    outcome = _milp.solve_milp(problem, placement)
     if outcome.solution is None:
         return greedy, "greedy", outcome.lower_bound
 

@@ -35,46 +35,71 @@ class Solution:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
 
-def solve_greedy(problem: Problem) -> Solution:
-    table = problem.table
-    placement = Placement(problem)
+def solve_greedy(problem: Problem, placement: Placement | None = None) -> Solution:
+    if placement is None:
+        placement = Placement(problem)
+    placement.reset()
     budget = RoundBudget.for_round(problem.policy.limits, problem.cluster.pdbs)
     solution = Solution(usage_after=placement.usage)
+    for hot in hottest_first(problem):
+        relieve_node(
+            problem, placement, budget, hot, list(problem.candidates.get(hot, ())), solution
+        )
+    solution.usage_after = placement.usage.copy()
+    return solution
+
+
+def hottest_first(problem: Problem) -> list[int]:
+    """Hot node indexes, the furthest above its targets first, then by name."""
+    table = problem.table
     ratios = table.utilisation()
 
     def severity(index: int) -> tuple[float, str]:
         over = np.nan_to_num(ratios[index] - table.high[index], nan=-1.0)
         return (-float(np.max(over)), table.names[index])
 
-    for hot in sorted(problem.hot_indexes, key=severity):
-        source = table.names[hot]
-        remaining = list(problem.candidates.get(hot, ()))
-        stop_reason = "no evictable pod with fresh usage" if not remaining else ""
-        while problem.is_hot(placement.usage, hot) and remaining:
-            excess = problem.node_excess(placement.usage, hot)
-            pick = _best_cover(remaining, excess, table.allocatable[hot])
-            if pick is None:
-                stop_reason = "no candidate's usage reduces the excess"
+    return sorted(problem.hot_indexes, key=severity)
+
+
+def relieve_node(
+    problem: Problem,
+    placement: Placement,
+    budget: RoundBudget,
+    hot: int,
+    remaining: list[Candidate],
+    solution: Solution,
+) -> None:
+    """Evict from one hot node, best cover first, until it is no longer hot or nothing
+    more can go. Records the moves in `solution` and applies them to `placement`."""
+    table = problem.table
+    source = table.names[hot]
+    stop_reason = "no evictable pod with fresh usage" if not remaining else ""
+    while problem.is_hot(placement.usage, hot) and remaining:
+        excess = problem.node_excess(placement.usage, hot)
+        pick = _best_cover(remaining, excess, table.allocatable[hot])
+        if pick is None:
+            stop_reason = "no candidate's usage reduces the excess"
+            break
+        remaining.remove(pick)
+        over = budget.exceeded_by(pick.pod, source, pick.pdbs)
+        if over is not None:
+            solution.count(over)
+            stop_reason = f"budget {over} reached"
+            if over in ("maxNoOfPodsToEvictTotal", "maxNoOfPodsToEvictPerNode"):
                 break
-            remaining.remove(pick)
-            over = budget.exceeded_by(pick.pod, source, pick.pdbs)
-            if over is not None:
-                solution.count(over)
-                stop_reason = f"budget {over} reached"
-                if over in ("maxNoOfPodsToEvictTotal", "maxNoOfPodsToEvictPerNode"):
-                    break
-                continue
-            target, why = placement.landing(pick)
-            if why is not None:
-                solution.count(why)
-                stop_reason = f"replacements would land badly ({why})"
-                continue
-            budget.charge(pick.pod, source, pick.pdbs)
-            placement.apply(pick, target)
-            solution.moves.append(Move(candidate=pick, target_index=target))
-        if problem.is_hot(placement.usage, hot):
-            solution.notes[hot] = f"still hot: {stop_reason or 'candidates exhausted'}"
-    return solution
+            continue
+        target, why = placement.landing(pick)
+        if why is not None:
+            solution.count(why)
+            stop_reason = f"replacements would land badly ({why})"
+            continue
+        budget.charge(pick.pod, source, pick.pdbs)
+        placement.apply(pick, target)
+        solution.moves.append(Move(candidate=pick, target_index=target))
+    if problem.is_hot(placement.usage, hot):
+        solution.notes[hot] = f"still hot: {stop_reason or 'candidates exhausted'}"
+    else:
+        solution.notes.pop(hot, None)
 
 
 def _best_cover(

@@ -31,8 +31,8 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from loadaware.plan._budget import workload_key
-from loadaware.plan._greedy import Move, Solution
+from loadaware.plan._budget import RoundBudget, workload_key
+from loadaware.plan._greedy import Move, Solution, hottest_first, relieve_node
 from loadaware.plan._placement import Placement
 from loadaware.plan._problem import (
     OVERLOAD_WEIGHT,
@@ -51,10 +51,12 @@ class MilpOutcome:
     rounds: int
 
 
-def solve_milp(problem: Problem) -> MilpOutcome:
+def solve_milp(problem: Problem, placement: Placement | None = None) -> MilpOutcome:
     ordered = _ordered_candidates(problem)
     if not ordered:
         return MilpOutcome(solution=None, lower_bound=cover_bound(problem), rounds=0)
+    if placement is None:
+        placement = Placement(problem)
     model = _SelectionModel(problem, ordered)
     settings = problem.policy.optimizer
     total = settings.time_limit.total_seconds()
@@ -73,7 +75,7 @@ def solve_milp(problem: Problem) -> MilpOutcome:
         if rounds == 1 and dual_bound is not None:
             lower = max(lower, dual_bound)
         chosen = selection
-        failed = _failures(problem, ordered, chosen)
+        failed = _failures(placement, ordered, chosen)
         if not failed:
             break
         for i, why in failed:
@@ -81,7 +83,12 @@ def solve_milp(problem: Problem) -> MilpOutcome:
             ban_reasons[why] = ban_reasons.get(why, 0) + 1
     if chosen is None:
         return MilpOutcome(solution=None, lower_bound=lower, rounds=rounds)
-    solution = _replay(problem, [ordered[i] for i in np.flatnonzero(chosen)])
+    solution = _replay(
+        problem,
+        placement,
+        [ordered[i] for i in np.flatnonzero(chosen)],
+        frozenset(ordered[i].pod.key for i in np.flatnonzero(banned)),
+    )
     for why, count in ban_reasons.items():
         solution.skipped[why] = solution.skipped.get(why, 0) + count
     return MilpOutcome(solution=solution, lower_bound=lower, rounds=rounds)
@@ -267,10 +274,10 @@ def _free_requests(problem: Problem) -> np.ndarray:
 
 
 def _failures(
-    problem: Problem, ordered: list[Candidate], chosen: np.ndarray
+    placement: Placement, ordered: list[Candidate], chosen: np.ndarray
 ) -> list[tuple[int, str]]:
     """Chosen candidates whose replacement would not land well, replaying in order, and why."""
-    placement = Placement(problem)
+    placement.reset()
     failed: list[tuple[int, str]] = []
     for i in np.flatnonzero(chosen):
         cand = ordered[int(i)]
@@ -282,20 +289,29 @@ def _failures(
     return failed
 
 
-def _replay(problem: Problem, chosen: list[Candidate]) -> Solution:
-    """The chosen evictions that hold when applied in order, as a Solution."""
-    placement = Placement(problem)
+def _replay(
+    problem: Problem, placement: Placement, chosen: list[Candidate], banned: frozenset[str]
+) -> Solution:
+    """The chosen evictions that hold when applied in order, then a greedy completion
+    on nodes still hot (HiGHS may stop within its gap with a little overload left)."""
+    placement.reset()
+    budget = RoundBudget.for_round(problem.policy.limits, problem.cluster.pdbs)
     solution = Solution(usage_after=placement.usage)
+    taken: set[str] = set(banned)
     for cand in chosen:
         target, why = placement.landing(cand)
         if why is not None:
             solution.count(why)
             continue
+        budget.charge(cand.pod, problem.table.names[cand.node_index], cand.pdbs)
         placement.apply(cand, target)
         solution.moves.append(Move(candidate=cand, target_index=target))
-    for hot in problem.hot_indexes:
+        taken.add(cand.pod.key)
+    for hot in hottest_first(problem):
         if problem.is_hot(placement.usage, hot):
-            solution.notes[hot] = "still hot: no further eviction fits the budgets and targets"
+            rest = [c for c in problem.candidates.get(hot, ()) if c.pod.key not in taken]
+            relieve_node(problem, placement, budget, hot, rest, solution)
+    solution.usage_after = placement.usage.copy()
     return solution
 
 

@@ -30,12 +30,17 @@ NO_FIT = "no-fit"  # no node fits: the replacement would stay Pending
 
 
 class Placement:
-    """A working copy of the cluster that evictions are applied to, in order."""
+    """A working copy of the cluster that evictions are applied to, in order.
+
+    Building the occupancy of a large cluster costs more than solving, so one
+    Placement serves every replay of a round: reset() undoes the moves applied.
+    """
 
     def __init__(self, problem: Problem) -> None:
         self.problem = problem
         self.occupancy = Occupancy.from_cluster(problem.cluster)
         self.usage = problem.table.usage.copy()
+        self._applied: list[tuple[Candidate, int | None]] = []
         table = problem.table
         self._names = table.names
         self._node_names = tuple(n.name for n in problem.cluster.nodes)
@@ -85,3 +90,13 @@ class Placement:
         if target is not None:
             self.occupancy.add(candidate.pod, self._names[target])
             self.usage[target] += candidate.usage
+        self._applied.append((candidate, target))
+
+    def reset(self) -> None:
+        """Undo every applied move, newest first."""
+        while self._applied:
+            candidate, target = self._applied.pop()
+            if target is not None:
+                self.occupancy.remove(candidate.pod)
+            self.occupancy.add(candidate.pod, self._names[candidate.node_index])
+        self.usage = self.problem.table.usage.copy()

@@ -23,14 +23,24 @@ def timed_plan(
     return dataclasses.replace(result, solver=dataclasses.replace(result.solver, seconds=seconds))
 
 
+def with_solver(settings: policy.LoadAwarePolicy, solver: str | None) -> policy.LoadAwarePolicy:
+    """The policy with optimizer.method replaced (the CLI's --solver), or unchanged."""
+    if solver is None:
+        return settings
+    return settings.model_copy(
+        update={"optimizer": settings.optimizer.model_copy(update={"method": solver})}
+    )
+
+
 def plan_from_files(
     *,
     cluster_file: str | os.PathLike[str],
     metrics_file: str | os.PathLike[str],
     policy_file: str | os.PathLike[str],
     now: datetime.datetime,
+    solver: str | None = None,
 ) -> plan.Plan:
-    settings = policy.load_policy(policy_file)
+    settings = with_solver(policy.load_policy(policy_file), solver)
     state = cluster.load_cluster_file(cluster_file)
     usage = metrics.load_metrics_file(metrics_file)
     return timed_plan(state, usage, settings, now)
