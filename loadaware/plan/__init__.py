@@ -6,6 +6,7 @@ which is what makes offline planning, simulation and benchmarks possible.
 Solver wall time is measured by the caller.
 """
 
+from loadaware.plan._budget import NO_CARRIED_BUDGET, CarriedBudget, workload_key
 from loadaware.plan._build import build_plan
 from loadaware.plan._candidates import EvictionRules, PodVerdict, judge_pod
 from loadaware.plan._classify import NodeTable, classify_nodes, pool_of
@@ -15,7 +16,9 @@ from loadaware.plan._scheduler import predict_node
 from loadaware.plan._types import RESOURCES, Eviction, NodeReport, Plan, SolverInfo
 
 __all__ = [
+    "NO_CARRIED_BUDGET",
     "RESOURCES",
+    "CarriedBudget",
     "Eviction",
     "EvictionRules",
     "NodeReport",
@@ -30,4 +33,5 @@ __all__ = [
     "plan_to_json",
     "pool_of",
     "predict_node",
+    "workload_key",
 ]

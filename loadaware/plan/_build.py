@@ -12,7 +12,7 @@ from loadaware.cluster import ClusterState
 from loadaware.errors import RefusedError
 from loadaware.metrics import Usage
 from loadaware.plan import _candidates, _classify, _greedy, _milp
-from loadaware.plan._budget import workload_key
+from loadaware.plan._budget import NO_CARRIED_BUDGET, CarriedBudget, workload_key
 from loadaware.plan._placement import Placement
 from loadaware.plan._problem import Candidate, Problem, plan_objective
 from loadaware.plan._types import (
@@ -31,6 +31,8 @@ def build_plan(
     usage: Usage,
     policy: LoadAwarePolicy,
     now: datetime.datetime,
+    *,
+    carried: CarriedBudget = NO_CARRIED_BUDGET,
 ) -> Plan:
     """Decide which pods to evict from hot nodes and where their replacements should land.
 
@@ -43,7 +45,9 @@ def build_plan(
         return Plan(status="refused", reason=f"{exc.reference}: {exc.message}")
 
     table = _classify.classify_nodes(cluster, usage, policy.node_pools, verdict.excluded_nodes)
-    problem, skipped = _build_problem(cluster, usage, policy, table, verdict.stale_pods, now)
+    problem, skipped = _build_problem(
+        cluster, usage, policy, table, verdict.stale_pods, now, carried
+    )
     hot = problem.hot_indexes
     if not hot:
         return Plan(
@@ -128,6 +132,7 @@ def _build_problem(
     table: _classify.NodeTable,
     stale_pods: frozenset[str],
     now: datetime.datetime,
+    carried: CarriedBudget,
 ) -> tuple[Problem, Counter[str]]:
     rules = _candidates.EvictionRules.from_policy(policy.evictor, cluster)
     skipped: Counter[str] = Counter()
@@ -140,6 +145,10 @@ def _build_problem(
             judged = _candidates.judge_pod(pod, rules, now)
             if not judged.evictable:
                 skipped[judged.reason or "protected"] += 1
+                continue
+            if workload_key(pod) in carried.cooling_workloads:
+                # Moved by an earlier round within limits.cooldown: leave it settle.
+                skipped["cooldown"] += 1
                 continue
             if pod.key in stale_pods:
                 # Without a fresh sample the relief of moving it is unknown.
@@ -172,6 +181,7 @@ def _build_problem(
             table=table,
             candidates=by_node,
             target_indexes=targets,
+            carried=carried,
         ),
         skipped,
     )

@@ -39,7 +39,7 @@ def solve_greedy(problem: Problem, placement: Placement | None = None) -> Soluti
     if placement is None:
         placement = Placement(problem)
     placement.reset()
-    budget = RoundBudget.for_round(problem.policy.limits, problem.cluster.pdbs)
+    budget = problem.new_budget()
     solution = Solution(usage_after=placement.usage)
     for hot in hottest_first(problem):
         relieve_node(

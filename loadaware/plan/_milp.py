@@ -31,7 +31,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
-from loadaware.plan._budget import RoundBudget, workload_key
+from loadaware.plan._budget import workload_key
 from loadaware.plan._greedy import Move, Solution, hottest_first, relieve_node
 from loadaware.plan._placement import Placement
 from loadaware.plan._problem import (
@@ -194,21 +194,24 @@ class _SelectionModel:
             upper.append(1.0)
 
         # Budgets: the four limits and PodDisruptionBudgets.
-        limits = problem.policy.limits
+        budget = problem.new_budget()
+        per_node = problem.policy.limits.max_no_of_pods_to_evict_per_node
         groups: list[tuple[list[int], int]] = []
-        if limits.max_no_of_pods_to_evict_total is not None:
-            groups.append((list(range(count)), limits.max_no_of_pods_to_evict_total))
-        for limit, key_of in (
-            (limits.max_no_of_pods_to_evict_per_node, lambda c: str(c.node_index)),
-            (limits.max_no_of_pods_to_evict_per_namespace, lambda c: c.pod.namespace),
-            (limits.max_no_of_pods_to_evict_per_workload, lambda c: workload_key(c.pod)),
+        total = budget.total_limit()
+        if total is not None and total < count:
+            groups.append((list(range(count)), total))
+        for limit_of, key_of in (
+            (lambda _key: per_node, lambda c: str(c.node_index)),
+            (budget.namespace_limit, lambda c: c.pod.namespace),
+            (budget.workload_limit, lambda c: workload_key(c.pod)),
         ):
-            if limit is None:
-                continue
             members: dict[str, list[int]] = defaultdict(list)
             for i, cand in enumerate(candidates):
                 members[key_of(cand)].append(i)
-            groups.extend((m, limit) for m in members.values() if len(m) > limit)
+            for key, member_list in members.items():
+                limit = limit_of(key)
+                if limit is not None and len(member_list) > limit:
+                    groups.append((member_list, limit))
         allowed = {p.key: p.disruptions_allowed for p in problem.cluster.pdbs}
         covered: dict[str, list[int]] = defaultdict(list)
         for i, cand in enumerate(candidates):
@@ -295,7 +298,7 @@ def _replay(
     """The chosen evictions that hold when applied in order, then a greedy completion
     on nodes still hot (HiGHS may stop within its gap with a little overload left)."""
     placement.reset()
-    budget = RoundBudget.for_round(problem.policy.limits, problem.cluster.pdbs)
+    budget = problem.new_budget()
     solution = Solution(usage_after=placement.usage)
     taken: set[str] = set(banned)
     for cand in chosen:

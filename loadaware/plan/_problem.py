@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from loadaware.cluster import ClusterState, Pod
+from loadaware.plan._budget import NO_CARRIED_BUDGET, CarriedBudget, RoundBudget
 from loadaware.plan._classify import NodeTable
 from loadaware.policy import LoadAwarePolicy
 
@@ -30,6 +31,10 @@ class Problem:
     table: NodeTable
     candidates: Mapping[int, tuple[Candidate, ...]]  # hot node index -> its candidates
     target_indexes: np.ndarray  # nodes that may receive pods: not hot, not excluded, schedulable
+    carried: CarriedBudget = NO_CARRIED_BUDGET
+
+    def new_budget(self) -> RoundBudget:
+        return RoundBudget.for_round(self.policy.limits, self.cluster.pdbs, self.carried)
 
     @property
     def hot_indexes(self) -> list[int]:

@@ -49,23 +49,46 @@ class AuthToken(_Model):
     secret_reference: SecretReference
 
 
+class BasicAuth(_Model):
+    """HTTP basic auth, both parts read from Secrets (as prometheus-operator's basicAuth)."""
+
+    username: SecretReference
+    password: SecretReference
+
+
 class PrometheusQueries(_Model):
-    """PromQL overrides. Each must return one series per node (or pod) with the identity labels."""
+    """PromQL overrides. Each must return one series per node (or pod) with the identity labels.
+
+    `$window` is replaced by rateWindow. The *Timestamp queries return, per node
+    or pod, the unix time of the newest raw sample behind the value (for example
+    `timestamp(my_metric)`); when a value query is overridden and its timestamp
+    query is not, the default one still judges freshness.
+    """
 
     node_cpu: str | None = None
     node_memory: str | None = None
     pod_cpu: str | None = None
     pod_memory: str | None = None
+    node_cpu_timestamp: str | None = None
+    node_memory_timestamp: str | None = None
+    pod_cpu_timestamp: str | None = None
+    pod_memory_timestamp: str | None = None
 
 
 class PrometheusSource(_Model):
     url: AnyHttpUrl
     auth_token: AuthToken | None = None
     token_file: str | None = None
+    basic_auth: BasicAuth | None = None
     ca_file: str | None = None
     insecure_skip_verify: bool = False
+    # Client certificate and its key (PEM files), for Prometheus behind mutual TLS.
+    cert_file: str | None = None
+    key_file: str | None = None
     timeout: Duration = datetime.timedelta(seconds=10)
+    # Sent with every query, e.g. X-Scope-OrgID for Grafana Mimir or Cortex.
     headers: dict[str, str] = Field(default_factory=dict)
+    # The label naming the node on node-level series; a `:port` suffix is ignored.
     node_label: str = "instance"
     rate_window: Duration = datetime.timedelta(minutes=5)
     queries: PrometheusQueries = PrometheusQueries()
@@ -74,11 +97,29 @@ class PrometheusSource(_Model):
     def _one_token_source(self) -> PrometheusSource:
         if self.auth_token is not None and self.token_file is not None:
             raise ValueError("set at most one of authToken and tokenFile")
+        if self.basic_auth is not None and (self.auth_token or self.token_file):
+            raise ValueError("set at most one of basicAuth and a bearer token")
+        if (self.cert_file is None) != (self.key_file is None):
+            raise ValueError("set certFile and keyFile together")
         return self
 
 
 class MetricsServerSource(_Model):
-    pass
+    timeout: Duration = datetime.timedelta(seconds=10)
+
+
+class HotspotConfirmation(_Model):
+    """A node counts as hot only after this many consecutive samples `interval` apart."""
+
+    consecutive: Annotated[int, Field(ge=1)] = 3
+    interval: Duration = datetime.timedelta(minutes=1)
+
+    @field_validator("interval")
+    @classmethod
+    def _positive(cls, value: datetime.timedelta) -> datetime.timedelta:
+        if value <= datetime.timedelta(0):
+            raise ValueError("interval must be longer than 0s")
+        return value
 
 
 class MetricsSettings(_Model):
@@ -88,6 +129,7 @@ class MetricsSettings(_Model):
     max_excluded_fraction: Annotated[float, Field(ge=0, le=1)] = 0.1
     prometheus: PrometheusSource | None = None
     metrics_server: MetricsServerSource | None = None
+    hotspot_confirmation: HotspotConfirmation = HotspotConfirmation()
 
     @model_validator(mode="after")
     def _one_source(self) -> MetricsSettings:
@@ -197,15 +239,48 @@ class EvictorSettings(_Model):
     namespaces: Namespaces = Namespaces()
     label_selector: LabelSelectorSpec = LabelSelectorSpec()
     pod_protections: PodProtections = PodProtections()
+    # Passed with each eviction; None keeps each pod's own terminationGracePeriodSeconds.
+    grace_period_seconds: NonNegativeInt | None = None
+
+
+class EvictionWindow(_Model):
+    """A budget over a sliding window that holds across rounds, restarts and triggers."""
+
+    duration: Duration = datetime.timedelta(hours=1)
+    max_evictions: NonNegativeInt | None = None
+    max_evictions_per_namespace: NonNegativeInt | None = None
 
 
 class Limits(_Model):
-    """Eviction budgets for one round. None means no limit."""
+    """Eviction budgets. The four maxNoOfPods* hold per round; None means no limit."""
 
     max_no_of_pods_to_evict_per_node: NonNegativeInt | None = None
     max_no_of_pods_to_evict_per_namespace: NonNegativeInt | None = None
     max_no_of_pods_to_evict_per_workload: NonNegativeInt | None = None
     max_no_of_pods_to_evict_total: NonNegativeInt | None = None
+    window: EvictionWindow | None = None
+    # Pods of one workload that may be unavailable at once (not Ready, Pending or
+    # being evicted count), on top of its PodDisruptionBudget.
+    max_unavailable_per_workload: Annotated[int, Field(ge=1)] | None = None
+    # A workload moved in one round is not moved again by a later round within this.
+    cooldown: Duration = datetime.timedelta(minutes=30)
+
+
+class VerifySettings(_Model):
+    """How a round proves relief after evicting."""
+
+    # How long to wait for each replacement to be Ready (and between pods of one workload).
+    timeout: Duration = datetime.timedelta(minutes=5)
+    # After a failed verification no round evicts for this long.
+    breaker_cooldown: Duration = datetime.timedelta(minutes=30)
+
+
+class StateSettings(_Model):
+    """Where loadaware keeps what must survive a restart: the eviction history behind
+    window budgets and cooldowns, and the breaker (a ConfigMap it owns)."""
+
+    namespace: str = Field(default="loadaware", min_length=1)
+    config_map: str = Field(default="loadaware-state", min_length=1)
 
 
 class Schedule(_Model):
@@ -280,6 +355,8 @@ class LoadAwarePolicy(_Model):
     limits: Limits = Limits()
     optimizer: OptimizerSettings = OptimizerSettings()
     steering: SteeringSettings = SteeringSettings()
+    verify: VerifySettings = VerifySettings()
+    state: StateSettings = StateSettings()
     dry_run: bool = False
     schedules: list[Schedule] = Field(default_factory=list)
     serve: ServeSettings = ServeSettings()

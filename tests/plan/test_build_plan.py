@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from loadaware.cluster import Taint
-from loadaware.plan import build_plan, plan_to_json
+from loadaware.plan import CarriedBudget, build_plan, plan_to_json
 from loadaware.policy import LoadAwarePolicy, parse_policy
 from tests.lib.builders import (
     NOW,
@@ -298,3 +298,58 @@ def test_plan_json_shape() -> None:
     }
     assert {n["name"]: n["class"] for n in body["nodes"]} == {"cold": "cold", "hot": "hot"}
     assert set(body["solver"]) == {"method", "seconds", "objective", "lowerBound"}
+
+
+def _eight_pods_two_namespaces():
+    nodes = [make_node("hot"), make_node("cold")]
+    pods = [_agent("hot")]
+    for i in range(8):
+        pods.append(make_pod(f"app{i}-x", node="hot", namespace="a" if i % 2 else "b"))
+    usage = make_usage(
+        {"hot": sample(3.6, 4 * GiB), "cold": sample(0.4, GiB)},
+        {f"{p.namespace}/{p.name}": sample(0.2, 0.1 * GiB) for p in pods[1:]},
+    )
+    return make_cluster(nodes, pods), usage
+
+
+@pytest.mark.parametrize("method", ["greedy", "milp"])
+@pytest.mark.parametrize(
+    ("carried", "expected"),
+    [
+        pytest.param(CarriedBudget(), 4, id="nothing carried: four pods"),
+        pytest.param(CarriedBudget(window_total_left=1), 1, id="window has one eviction left"),
+        pytest.param(
+            CarriedBudget(window_namespace_limit=1, window_namespace_left={"a": 0}),
+            1,
+            id="window: namespace a used up, b has one",
+        ),
+        pytest.param(
+            CarriedBudget(
+                cooling_workloads=frozenset(f"Deployment/a/app{i}" for i in (1, 3, 5, 7))
+            ),
+            4,
+            id="cooling workloads of namespace a are skipped",
+        ),
+    ],
+)
+def test_carried_budgets(method: str, carried: CarriedBudget, expected: int) -> None:
+    cluster, usage = _eight_pods_two_namespaces()
+    plan = build_plan(cluster, usage, _policy(optimizer={"method": method}), NOW, carried=carried)
+    assert len(plan.evictions) == expected
+    if carried.cooling_workloads:
+        assert all(e.pod.startswith("b/") for e in plan.evictions)
+        assert plan.skipped["cooldown"] == 4
+
+
+@pytest.mark.parametrize("method", ["greedy", "milp"])
+def test_max_unavailable_per_workload_counts_pods_already_unavailable(method: str) -> None:
+    nodes = [make_node("hot"), make_node("cold")]
+    pods = [_agent("hot"), *(make_pod(f"web-{i}", node="hot") for i in range(6))]
+    usage = make_usage(
+        {"hot": sample(3.6, 4 * GiB), "cold": sample(0.4, GiB)},
+        {f"default/web-{i}": sample(0.2, 0.1 * GiB) for i in range(6)},
+    )
+    policy = _policy(limits={"maxUnavailablePerWorkload": 3}, optimizer={"method": method})
+    carried = CarriedBudget(unavailable_per_workload={"Deployment/default/web": 2})
+    plan = build_plan(make_cluster(nodes, pods), usage, policy, NOW, carried=carried)
+    assert len(plan.evictions) == 1

@@ -68,6 +68,9 @@ def test_public_names_are_pinned() -> None:
         [
             "SCHEMA_ID",
             "OptimizerSettings",
+            "EvictionWindow",
+            "StateSettings",
+            "VerifySettings",
             "SteeringSettings",
             "SYSTEM_CRITICAL_PRIORITY",
             "AuthToken",
