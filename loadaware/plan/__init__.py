@@ -6,7 +6,12 @@ which is what makes offline planning, simulation and benchmarks possible.
 Solver wall time is measured by the caller.
 """
 
-from loadaware.plan._budget import NO_CARRIED_BUDGET, CarriedBudget, workload_key
+from loadaware.plan._budget import (
+    NO_CARRIED_BUDGET,
+    CarriedBudget,
+    unavailable_by_workload,
+    workload_key,
+)
 from loadaware.plan._build import build_plan
 from loadaware.plan._candidates import EvictionRules, PodVerdict, judge_pod
 from loadaware.plan._classify import NodeTable, classify_nodes, pool_of
@@ -33,5 +38,6 @@ __all__ = [
     "plan_to_json",
     "pool_of",
     "predict_node",
+    "unavailable_by_workload",
     "workload_key",
 ]

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from loadaware.cluster import Pod, PodDisruptionBudget
+from loadaware.cluster import ClusterState, Pod, PodDisruptionBudget
 from loadaware.policy import Limits
 
 
@@ -129,3 +129,14 @@ def _tighter(first: int | None, second: int | None) -> int | None:
     if second is None:
         return first
     return min(first, second)
+
+
+def unavailable_by_workload(cluster: ClusterState) -> dict[str, int]:
+    """Pods of each workload that are unavailable now: Pending, not Ready, or terminating."""
+    counts: Counter[str] = Counter()
+    for pod in cluster.pods:
+        if pod.is_terminal or (pod.owner is None and pod.workload is None):
+            continue
+        if pod.node_name is None or not pod.ready or pod.deletion_timestamp is not None:
+            counts[workload_key(pod)] += 1
+    return dict(counts)

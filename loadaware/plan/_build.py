@@ -33,11 +33,15 @@ def build_plan(
     now: datetime.datetime,
     *,
     carried: CarriedBudget = NO_CARRIED_BUDGET,
+    source_nodes: frozenset[str] | None = None,
 ) -> Plan:
     """Decide which pods to evict from hot nodes and where their replacements should land.
 
-    Deterministic: the same inputs give the same Plan. Refusals (stale or
-    implausible metrics) are a Plan with status "refused", not an exception.
+    `carried` is what earlier rounds used of the budgets spanning rounds;
+    `source_nodes`, when given, limits which hot nodes pods may leave (an alert
+    names the node it is about). Deterministic: the same inputs give the same Plan.
+    Refusals (stale or implausible metrics) are a Plan with status "refused", not an
+    exception.
     """
     try:
         verdict = metrics.judge_usage(usage, _node_scopes(cluster), policy.metrics, now)
@@ -46,7 +50,7 @@ def build_plan(
 
     table = _classify.classify_nodes(cluster, usage, policy.node_pools, verdict.excluded_nodes)
     problem, skipped = _build_problem(
-        cluster, usage, policy, table, verdict.stale_pods, now, carried
+        cluster, usage, policy, table, verdict.stale_pods, now, carried, source_nodes
     )
     hot = problem.hot_indexes
     if not hot:
@@ -133,12 +137,16 @@ def _build_problem(
     stale_pods: frozenset[str],
     now: datetime.datetime,
     carried: CarriedBudget,
+    source_nodes: frozenset[str] | None,
 ) -> tuple[Problem, Counter[str]]:
     rules = _candidates.EvictionRules.from_policy(policy.evictor, cluster)
     skipped: Counter[str] = Counter()
     by_node: dict[int, tuple[Candidate, ...]] = {}
     for index, node_class in enumerate(table.classes):
         if node_class != "hot":
+            continue
+        if source_nodes is not None and table.names[index] not in source_nodes:
+            by_node[index] = ()
             continue
         found: list[Candidate] = []
         for pod in cluster.pods_by_node.get(table.names[index], ()):

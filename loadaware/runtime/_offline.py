@@ -15,10 +15,15 @@ def timed_plan(
     usage: metrics.Usage,
     settings: policy.LoadAwarePolicy,
     now: datetime.datetime,
+    *,
+    carried: plan.CarriedBudget = plan.NO_CARRIED_BUDGET,
+    source_nodes: frozenset[str] | None = None,
 ) -> plan.Plan:
     """build_plan with its wall time in solver.seconds (the planner itself has no clock)."""
     started = time.perf_counter()
-    result = plan.build_plan(state, usage, settings, now)
+    result = plan.build_plan(
+        state, usage, settings, now, carried=carried, source_nodes=source_nodes
+    )
     seconds = time.perf_counter() - started
     return dataclasses.replace(result, solver=dataclasses.replace(result.solver, seconds=seconds))
 

@@ -1,0 +1,44 @@
+"""Evicting: the only part of loadaware that changes a cluster.
+
+It carries out a Plan through the policy/v1 Eviction API within budgets that
+hold across rounds and restarts (kept in a ConfigMap it owns), re-checks each
+eviction just before it, paces evictions per workload, optionally steers
+kube-scheduler with a soft taint on hot nodes, and verifies that replacements
+become Ready on cooler nodes, opening a circuit breaker when they do not.
+"""
+
+from loadaware.evict._executor import ExecutionReport, Executor, ReplacementReport
+from loadaware.evict._kube import Kube, RawObject
+from loadaware.evict._outcome import EvictionOutcome, record_outcome
+from loadaware.evict._state import (
+    Breaker,
+    BudgetExhaustedError,
+    EvictionRecord,
+    StateStore,
+    rfc3339,
+)
+from loadaware.evict._taint import (
+    HOTSPOT_TAINT_KEY,
+    add_hotspot_taint,
+    remove_hotspot_taint,
+    remove_leftover_taints,
+)
+
+__all__ = [
+    "HOTSPOT_TAINT_KEY",
+    "Breaker",
+    "BudgetExhaustedError",
+    "EvictionOutcome",
+    "EvictionRecord",
+    "ExecutionReport",
+    "Executor",
+    "Kube",
+    "RawObject",
+    "ReplacementReport",
+    "StateStore",
+    "add_hotspot_taint",
+    "record_outcome",
+    "remove_hotspot_taint",
+    "remove_leftover_taints",
+    "rfc3339",
+]

@@ -1,0 +1,364 @@
+"""Carry out a Plan: evictions within budgets, re-checked just before each, paced
+per workload, with soft-taint steering, then verified.
+
+An eviction is not success. Success is the replacement Ready on a cooler node.
+So after each eviction the executor finds the replacement the controller
+created and waits (bounded by verify.timeout) for it to be Ready, before it
+evicts the next pod of the same workload and again at the end of the round. A
+replacement that stays Pending, or lands back on its source or on another hot
+node, opens the circuit breaker: no further eviction this round, nor in any
+round until verify.breakerCooldown has passed.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from loadaware import cluster, plan
+from loadaware.errors import (
+    ClusterError,
+    NotFoundError,
+    TooManyRequestsError,
+)
+from loadaware.evict import _state, _taint
+from loadaware.evict._kube import Kube, RawObject
+from loadaware.evict._outcome import EvictionOutcome, Result, record_outcome
+from loadaware.policy import LoadAwarePolicy
+
+log = logging.getLogger(__name__)
+
+Landing = Literal["expected", "cool", "hot", "source", "excluded", "pending", "not-found"]
+# Just-in-time re-check of an eviction against fresh data: None to go ahead,
+# "stop: <reason>" to end the round (metrics went stale), any other text to skip it.
+Recheck = Callable[[plan.Eviction], "str | None"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplacementReport:
+    pod: str  # the evicted pod, namespace/name
+    replacement: str | None  # name of the pod the controller created
+    node: str | None  # where it was scheduled
+    ready: bool
+    seconds_to_ready: float | None
+    landing: Landing
+
+
+@dataclass(kw_only=True)
+class ExecutionReport:
+    round_id: str
+    dry_run: bool
+    outcomes: list[EvictionOutcome] = field(default_factory=list)
+    replacements: list[ReplacementReport] = field(default_factory=list)
+    stopped: str | None = None  # why the round stopped evicting early
+    breaker: str | None = None  # why the breaker is open (opened now, or found open)
+    tainted: list[str] = field(default_factory=list)
+    taints_left: list[str] = field(default_factory=list)  # could not be removed
+
+    def count(self, result: Result) -> int:
+        return sum(1 for o in self.outcomes if o.result == result)
+
+
+@dataclass(kw_only=True)
+class _Waiting:
+    eviction: plan.Eviction
+    owner_uid: str
+    labels: dict[str, str]
+    known_uids: set[str]
+    evicted_at: datetime.datetime
+
+
+class Executor:
+    def __init__(
+        self,
+        *,
+        kube: Kube,
+        state: _state.StateStore,
+        policy: LoadAwarePolicy,
+        clock: Callable[[], datetime.datetime],
+        sleep: Callable[[float], None],
+        round_id: str,
+        dry_run: bool,
+        poll_seconds: float = 1.0,
+    ) -> None:
+        self._kube = kube
+        self._state = state
+        self._policy = policy
+        self._clock = clock
+        self._sleep = sleep
+        self._round = round_id
+        self._dry_run = dry_run
+        self._poll = poll_seconds
+
+    def run(
+        self, planned: plan.Plan, snapshot: cluster.ClusterState, recheck: Recheck
+    ) -> ExecutionReport:
+        report = ExecutionReport(round_id=self._round, dry_run=self._dry_run)
+        if not planned.evictions:
+            return report
+        if not self._dry_run:
+            breaker = self._state.breaker()
+            if breaker.is_open(self._clock()):
+                report.breaker = (
+                    f"open until {_state.rfc3339(breaker.open_until)}: {breaker.reason}"  # type: ignore[arg-type]
+                )
+                report.stopped = "breaker-open"
+                for e in planned.evictions:
+                    self._record(report, e, "skipped", "breaker-open")
+                return report
+        classes = {n.name: n.node_class for n in planned.nodes}
+        pods = {p.key: p for p in snapshot.pods}
+        try:
+            if self._policy.steering.soft_taint and not self._dry_run:
+                for name in sorted({n for n, c in classes.items() if c == "hot"}):
+                    _taint.add_hotspot_taint(self._kube, name)
+                    report.tainted.append(name)
+            self._evict_all(planned, pods, classes, recheck, report)
+        finally:
+            if report.tainted:
+                report.taints_left = _taint.remove_taints_quietly(self._kube, report.tainted)
+        return report
+
+    # Evicting -----------------------------------------------------------------
+
+    def _evict_all(
+        self,
+        planned: plan.Plan,
+        pods: dict[str, cluster.Pod],
+        classes: dict[str, str],
+        recheck: Recheck,
+        report: ExecutionReport,
+    ) -> None:
+        waiting: dict[str, _Waiting] = {}
+        for eviction in planned.evictions:
+            if report.stopped:
+                self._record(report, eviction, "skipped", f"round stopped: {report.stopped}")
+                continue
+            workload = eviction.workload or eviction.pod
+            # Pacing: one pod per workload at a time.
+            if workload in waiting and not self._verify(waiting.pop(workload), classes, report):
+                self._record(report, eviction, "skipped", f"round stopped: {report.stopped}")
+                continue
+            pod = pods.get(eviction.pod)
+            why = self._pod_changed(eviction, pod) or recheck(eviction)
+            if why is not None:
+                if why.startswith("stop: "):
+                    report.stopped = why.removeprefix("stop: ")
+                    self._record(report, eviction, "skipped", report.stopped)
+                else:
+                    self._record(report, eviction, "skipped", why)
+                continue
+            assert pod is not None
+            started = self._evict(eviction, pod, report)
+            if started is not None:
+                waiting[workload] = started
+        for pending in waiting.values():
+            self._verify(pending, classes, report)
+
+    def _pod_changed(self, eviction: plan.Eviction, pod: cluster.Pod | None) -> str | None:
+        """Whether the pod is still the one planned: same UID, same node, not terminating."""
+        namespace, _, name = eviction.pod.partition("/")
+        live = self._kube.read_pod(namespace, name)
+        if live is None or pod is None:
+            return "pod-gone"
+        meta = live.get("metadata") or {}
+        if eviction.uid and meta.get("uid") != eviction.uid:
+            return "pod-replaced"
+        if (live.get("spec") or {}).get("nodeName") != eviction.node:
+            return "pod-moved"
+        if meta.get("deletionTimestamp"):
+            return "pod-terminating"
+        return None
+
+    def _evict(
+        self, eviction: plan.Eviction, pod: cluster.Pod, report: ExecutionReport
+    ) -> _Waiting | None:
+        namespace, _, name = eviction.pod.partition("/")
+        now = self._clock()
+        record = _state.EvictionRecord(
+            at=_state.rfc3339(now),
+            round=self._round,
+            pod=eviction.pod,
+            uid=eviction.uid,
+            namespace=namespace,
+            workload=eviction.workload or eviction.pod,
+            node=eviction.node,
+        )
+        if not self._dry_run:
+            try:
+                self._state.reserve(record)
+            except _state.BudgetExhaustedError as exc:
+                self._record(report, eviction, "skipped", "budget", budget=exc.budget)
+                return None
+        known = {p["metadata"]["uid"] for p in self._siblings(pod)}
+        try:
+            self._kube.evict_pod(
+                namespace,
+                name,
+                uid=eviction.uid or None,
+                grace_period_seconds=self._policy.evictor.grace_period_seconds,
+                dry_run=self._dry_run,
+            )
+        except TooManyRequestsError:
+            self._settle(record, "refused")
+            self._record(report, eviction, "refused-pdb", "pod-disruption-budget")
+            return None
+        except NotFoundError:
+            self._settle(record, "gone")
+            self._record(report, eviction, "gone", "not-found")
+            return None
+        except ClusterError as exc:
+            # 409, 5xx, a timeout: the eviction may or may not have happened, so the
+            # reservation stays counted, and the round stops here.
+            report.stopped = f"eviction of {eviction.pod} failed: {exc.reference}"
+            self._record(report, eviction, "failed", exc.reference)
+            return None
+        if self._dry_run:
+            self._record(report, eviction, "dry-run", eviction.reason)
+            return None
+        self._settle(record, "evicted")
+        self._record(report, eviction, "evicted", eviction.reason)
+        owner = pod.owner
+        return _Waiting(
+            eviction=eviction,
+            owner_uid=owner.uid if owner else "",
+            labels=dict(pod.labels),
+            known_uids=known,
+            evicted_at=now,
+        )
+
+    def _settle(self, record: _state.EvictionRecord, outcome: _state.Outcome) -> None:
+        try:
+            self._state.settle(record, outcome)
+        except ClusterError:
+            # The reservation still counts: safe, only stricter than needed.
+            log.warning("could not settle eviction record", extra={"pod": record.pod})
+
+    def _siblings(self, pod: cluster.Pod) -> list[RawObject]:
+        selector = ",".join(f"{k}={v}" for k, v in sorted(pod.labels.items()))
+        return self._kube.list_pods(pod.namespace, selector)
+
+    def _record(
+        self,
+        report: ExecutionReport,
+        eviction: plan.Eviction,
+        result: Result,
+        reason: str,
+        *,
+        budget: str = "",
+    ) -> None:
+        outcome = EvictionOutcome(
+            pod=eviction.pod,
+            uid=eviction.uid,
+            node=eviction.node,
+            expected_node=eviction.expected_node,
+            workload=eviction.workload or eviction.pod,
+            result=result,
+            reason=reason,
+            at=self._clock(),
+            budget=budget,
+        )
+        report.outcomes.append(outcome)
+        record_outcome(outcome, kube=self._kube, round_id=self._round, dry_run=self._dry_run)
+
+    # Verifying ----------------------------------------------------------------
+
+    def _verify(self, waiting: _Waiting, classes: dict[str, str], report: ExecutionReport) -> bool:
+        """Wait for the replacement to be Ready; False (and the breaker open) when it is
+        not, or when it landed on a hot node or back on its source."""
+        deadline = waiting.evicted_at + self._policy.verify.timeout
+        found: RawObject | None = None
+        while True:
+            found = self._replacement(waiting)
+            if found is not None and _is_ready(found):
+                break
+            if self._clock() >= deadline:
+                break
+            self._sleep(self._poll)
+        eviction = waiting.eviction
+        node = ((found or {}).get("spec") or {}).get("nodeName")
+        ready = found is not None and _is_ready(found)
+        landing: Landing
+        if found is None:
+            landing = "not-found"
+        elif not node:
+            landing = "pending"
+        elif node == eviction.node:
+            landing = "source"
+        elif classes.get(node) == "hot":
+            landing = "hot"
+        elif node == eviction.expected_node:
+            landing = "expected"
+        elif classes.get(node) == "excluded":
+            landing = "excluded"
+        else:
+            landing = "cool"
+        seconds = (self._clock() - waiting.evicted_at).total_seconds() if ready else None
+        report.replacements.append(
+            ReplacementReport(
+                pod=eviction.pod,
+                replacement=((found or {}).get("metadata") or {}).get("name"),
+                node=node,
+                ready=ready,
+                seconds_to_ready=seconds,
+                landing=landing,
+            )
+        )
+        problem: str | None = None
+        if landing in ("source", "hot"):
+            problem = f"replacement of {eviction.pod} landed on {landing} node {node}"
+        elif not ready:
+            problem = (
+                f"replacement of {eviction.pod} not Ready within "
+                f"{self._policy.verify.timeout.total_seconds():.0f}s ({landing})"
+            )
+        if problem is not None:
+            self.open_breaker(problem, report)
+            return False
+        return True
+
+    def _replacement(self, waiting: _Waiting) -> RawObject | None:
+        namespace = waiting.eviction.pod.partition("/")[0]
+        selector = ",".join(f"{k}={v}" for k, v in sorted(waiting.labels.items()))
+        fresh = [
+            p
+            for p in self._kube.list_pods(namespace, selector)
+            if p["metadata"].get("uid") not in waiting.known_uids
+            and not p["metadata"].get("deletionTimestamp")
+            and _controlled_by(p, waiting.owner_uid)
+        ]
+        if not fresh:
+            return None
+        fresh.sort(key=lambda p: p["metadata"].get("creationTimestamp") or "")
+        return fresh[0]
+
+    def open_breaker(self, reason: str, report: ExecutionReport) -> None:
+        report.breaker = reason
+        report.stopped = report.stopped or f"breaker opened: {reason}"
+        if self._dry_run:
+            return
+        until = self._clock() + self._policy.verify.breaker_cooldown
+        try:
+            self._state.open_breaker(until, reason)
+        except ClusterError:
+            log.error("could not persist the open breaker", extra={"reason": reason})
+
+
+def _controlled_by(pod: RawObject, owner_uid: str) -> bool:
+    if not owner_uid:
+        return True
+    refs: list[dict[str, Any]] = pod["metadata"].get("ownerReferences") or []
+    return any(r.get("uid") == owner_uid for r in refs)
+
+
+def _is_ready(pod: RawObject) -> bool:
+    status = pod.get("status") or {}
+    if not (pod.get("spec") or {}).get("nodeName"):
+        return False
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )

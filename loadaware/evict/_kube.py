@@ -1,0 +1,179 @@
+"""The Kubernetes calls the evictor makes, through the official client.
+
+Library errors are translated here, once, into loadaware.errors: 404 ->
+NotFoundError, 409 -> ConflictError, 429 -> TooManyRequestsError, anything
+else (5xx, timeouts, refused connections) -> ClusterError. Error bodies are
+truncated and never carry request headers, so a token cannot leak through them.
+Objects are returned as raw JSON dicts (RawObject), as `kubectl -o json` prints them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import kubernetes.client
+import urllib3
+from kubernetes.client.exceptions import ApiException
+
+from loadaware.errors import (
+    ClusterError,
+    ConflictError,
+    NotFoundError,
+    TooManyRequestsError,
+)
+
+RawObject = dict[str, Any]
+ERROR_BODY_MAX_CHARS = 300
+FIELD_MANAGER = "loadaware"
+
+
+@contextmanager
+def _translated(action: str) -> Iterator[None]:
+    try:
+        yield
+    except ApiException as exc:
+        detail = _status_message(exc)
+        message = f"{action}: {exc.status} {exc.reason or ''} {detail}".strip()
+        error: type[ClusterError] = {
+            404: NotFoundError,
+            409: ConflictError,
+            429: TooManyRequestsError,
+        }.get(exc.status or 0, ClusterError)
+        raise error(message) from exc
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        raise ClusterError(
+            f"{action}: API server unreachable ({type(exc).__name__})", reference="unreachable"
+        ) from exc
+
+
+def _status_message(exc: ApiException) -> str:
+    """The message of a Status body, truncated; never the raw body of something else."""
+    try:
+        body = json.loads(exc.body or "")
+    except (TypeError, ValueError):
+        return ""
+    message = body.get("message", "") if isinstance(body, dict) else ""
+    return str(message)[:ERROR_BODY_MAX_CHARS]
+
+
+class Kube:
+    """Typed entry points for every call loadaware makes that changes or watches a cluster."""
+
+    def __init__(self, api_client: kubernetes.client.ApiClient, *, timeout_seconds: float = 15.0):
+        self._core = kubernetes.client.CoreV1Api(api_client)
+        self._timeout = timeout_seconds
+
+    def _raw(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> RawObject:
+        response = call(*args, _preload_content=False, _request_timeout=self._timeout, **kwargs)
+        return json.loads(response.data)
+
+    # Pods -----------------------------------------------------------------
+
+    def read_pod(self, namespace: str, name: str) -> RawObject | None:
+        try:
+            with _translated(f"read pod {namespace}/{name}"):
+                return self._raw(self._core.read_namespaced_pod, name, namespace)
+        except NotFoundError:
+            return None
+
+    def list_pods(self, namespace: str, label_selector: str = "") -> list[RawObject]:
+        with _translated(f"list pods in {namespace}"):
+            body = self._raw(
+                self._core.list_namespaced_pod, namespace, label_selector=label_selector
+            )
+        return list(body.get("items") or [])
+
+    def evict_pod(
+        self,
+        namespace: str,
+        name: str,
+        *,
+        uid: str | None,
+        grace_period_seconds: int | None,
+        dry_run: bool,
+    ) -> None:
+        """POST pods/{name}/eviction. The uid precondition makes the API refuse (409)
+        when the pod was replaced by another of the same name since it was planned."""
+        delete_options: dict[str, Any] = {}
+        if grace_period_seconds is not None:
+            delete_options["grace_period_seconds"] = grace_period_seconds
+        if uid:
+            delete_options["preconditions"] = kubernetes.client.V1Preconditions(uid=uid)
+        body = kubernetes.client.V1Eviction(
+            api_version="policy/v1",
+            kind="Eviction",
+            metadata=kubernetes.client.V1ObjectMeta(name=name, namespace=namespace),
+            delete_options=kubernetes.client.V1DeleteOptions(**delete_options)
+            if delete_options
+            else None,
+        )
+        with _translated(f"evict pod {namespace}/{name}"):
+            self._core.create_namespaced_pod_eviction(
+                name,
+                namespace,
+                body,
+                dry_run="All" if dry_run else None,
+                _request_timeout=self._timeout,
+            )
+
+    # Nodes ----------------------------------------------------------------
+
+    def list_nodes(self) -> list[RawObject]:
+        with _translated("list nodes"):
+            return list(self._raw(self._core.list_node).get("items") or [])
+
+    def read_node(self, name: str) -> RawObject:
+        with _translated(f"read node {name}"):
+            return self._raw(self._core.read_node, name)
+
+    def set_node_taints(self, name: str, taints: list[RawObject], resource_version: str) -> None:
+        """Replace spec.taints, failing with ConflictError if the node changed since read
+        (a JSON merge patch carrying metadata.resourceVersion is checked by the API)."""
+        patch = {"metadata": {"resourceVersion": resource_version}, "spec": {"taints": taints}}
+        with _translated(f"update taints of node {name}"):
+            self._core.patch_node(
+                name,
+                patch,
+                field_manager=FIELD_MANAGER,
+                _content_type="application/merge-patch+json",
+                _request_timeout=self._timeout,
+            )
+
+    # ConfigMaps (loadaware's state) -----------------------------------------
+
+    def read_config_map(self, namespace: str, name: str) -> RawObject | None:
+        try:
+            with _translated(f"read configmap {namespace}/{name}"):
+                return self._raw(self._core.read_namespaced_config_map, name, namespace)
+        except NotFoundError:
+            return None
+
+    def create_config_map(self, namespace: str, body: RawObject) -> RawObject:
+        with _translated(f"create configmap {namespace}/{body['metadata']['name']}"):
+            return self._raw(
+                self._core.create_namespaced_config_map,
+                namespace,
+                body,
+                field_manager=FIELD_MANAGER,
+            )
+
+    def replace_config_map(self, namespace: str, body: RawObject) -> RawObject:
+        """PUT with metadata.resourceVersion set: ConflictError if someone wrote in between."""
+        name = body["metadata"]["name"]
+        with _translated(f"update configmap {namespace}/{name}"):
+            return self._raw(
+                self._core.replace_namespaced_config_map,
+                name,
+                namespace,
+                body,
+                field_manager=FIELD_MANAGER,
+            )
+
+    # Events ---------------------------------------------------------------
+
+    def create_event(self, namespace: str, body: RawObject) -> None:
+        with _translated(f"create event in {namespace}"):
+            self._core.create_namespaced_event(namespace, body, _request_timeout=self._timeout)

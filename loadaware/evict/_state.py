@@ -1,0 +1,255 @@
+"""What must survive a crash, a restart or a second trigger: the eviction history
+behind window budgets and cooldowns, and the circuit breaker.
+
+It lives in one ConfigMap owned by loadaware. Every eviction is *reserved* in
+it (optimistic concurrency on resourceVersion) before the Eviction API is
+called, and settled after: a process killed in between leaves a reservation
+that still counts, so no crash can exceed a budget. Two writers racing get a
+409 and the loser re-reads and re-checks.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Literal
+
+from loadaware import plan
+from loadaware.errors import ConflictError
+from loadaware.evict._kube import Kube, RawObject
+from loadaware.policy import LoadAwarePolicy
+
+Outcome = Literal["reserved", "evicted", "refused", "gone", "failed"]
+# Outcomes that count against budgets: evicted, or possibly evicted (a reservation
+# whose settlement never came).
+COUNTING: frozenset[str] = frozenset({"reserved", "evicted"})
+MAX_WRITE_ATTEMPTS = 8
+HISTORY_KEY = "evictions.json"
+BREAKER_KEY = "breaker.json"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvictionRecord:
+    at: str  # RFC 3339
+    round: str
+    pod: str  # namespace/name
+    uid: str
+    namespace: str
+    workload: str
+    node: str
+    outcome: Outcome = "reserved"
+
+    @property
+    def time(self) -> datetime.datetime:
+        return datetime.datetime.fromisoformat(self.at.replace("Z", "+00:00"))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Breaker:
+    open_until: datetime.datetime | None = None
+    reason: str = ""
+
+    def is_open(self, now: datetime.datetime) -> bool:
+        return self.open_until is not None and now < self.open_until
+
+
+class BudgetExhaustedError(Exception):
+    """A budget spanning rounds has nothing left; `budget` names it."""
+
+    def __init__(self, budget: str) -> None:
+        super().__init__(budget)
+        self.budget = budget
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Snapshot:
+    records: tuple[EvictionRecord, ...]
+    breaker: Breaker
+    body: RawObject | None  # None: the ConfigMap does not exist yet
+
+
+class StateStore:
+    def __init__(
+        self,
+        kube: Kube,
+        policy: LoadAwarePolicy,
+        clock: Callable[[], datetime.datetime],
+    ) -> None:
+        self._kube = kube
+        self._policy = policy
+        self._clock = clock
+        self._namespace = policy.state.namespace
+        self._name = policy.state.config_map
+
+    # Reading ----------------------------------------------------------------
+
+    def _read(self) -> _Snapshot:
+        body = self._kube.read_config_map(self._namespace, self._name)
+        if body is None:
+            return _Snapshot(records=(), breaker=Breaker(), body=None)
+        data = body.get("data") or {}
+        records = tuple(
+            EvictionRecord(**item) for item in json.loads(data.get(HISTORY_KEY) or "[]")
+        )
+        raw_breaker = json.loads(data.get(BREAKER_KEY) or "{}")
+        until = raw_breaker.get("openUntil")
+        breaker = Breaker(
+            open_until=datetime.datetime.fromisoformat(until.replace("Z", "+00:00"))
+            if until
+            else None,
+            reason=raw_breaker.get("reason", ""),
+        )
+        return _Snapshot(records=records, breaker=breaker, body=body)
+
+    def breaker(self) -> Breaker:
+        return self._read().breaker
+
+    def records(self) -> tuple[EvictionRecord, ...]:
+        return self._read().records
+
+    def carried_budget(
+        self, unavailable_per_workload: Mapping[str, int] | None = None
+    ) -> plan.CarriedBudget:
+        """What earlier rounds used of the budgets that span rounds, for the planner."""
+        now = self._clock()
+        records = [r for r in self._read().records if r.outcome in COUNTING]
+        limits = self._policy.limits
+        cooling = frozenset(r.workload for r in records if now - r.time < limits.cooldown)
+        window = limits.window
+        total_left: int | None = None
+        namespace_left: dict[str, int] | None = None
+        if window is not None:
+            recent = [r for r in records if now - r.time < window.duration]
+            if window.max_evictions is not None:
+                total_left = max(window.max_evictions - len(recent), 0)
+            if window.max_evictions_per_namespace is not None:
+                namespace_left = {}
+                for r in recent:
+                    namespace_left[r.namespace] = namespace_left.get(r.namespace, 0) + 1
+                namespace_left = {
+                    ns: max(window.max_evictions_per_namespace - used, 0)
+                    for ns, used in namespace_left.items()
+                }
+        return plan.CarriedBudget(
+            cooling_workloads=cooling,
+            window_total_left=total_left,
+            window_namespace_left=namespace_left,
+            window_namespace_limit=window.max_evictions_per_namespace if window else None,
+            unavailable_per_workload=dict(unavailable_per_workload or {}),
+        )
+
+    # Writing ----------------------------------------------------------------
+
+    def reserve(self, record: EvictionRecord) -> None:
+        """Add a reservation, or raise BudgetExhaustedError naming the budget it would break."""
+
+        def change(records: list[EvictionRecord], breaker: Breaker) -> Breaker:
+            self._check_budgets(records, record)
+            records.append(record)
+            return breaker
+
+        self._update(change)
+
+    def settle(self, record: EvictionRecord, outcome: Outcome) -> None:
+        def change(records: list[EvictionRecord], breaker: Breaker) -> Breaker:
+            for i, existing in enumerate(records):
+                if existing.round == record.round and existing.uid == record.uid:
+                    records[i] = replace(existing, outcome=outcome)
+            return breaker
+
+        self._update(change)
+
+    def open_breaker(self, until: datetime.datetime, reason: str) -> None:
+        self._update(lambda records, _breaker: Breaker(open_until=until, reason=reason))
+
+    def close_breaker(self) -> None:
+        self._update(lambda records, _breaker: Breaker())
+
+    def _check_budgets(self, records: Iterable[EvictionRecord], new: EvictionRecord) -> None:
+        now = self._clock()
+        limits = self._policy.limits
+        counting = [r for r in records if r.outcome in COUNTING]
+        earlier_rounds = [r for r in counting if r.round != new.round]
+        if any(
+            r.workload == new.workload and now - r.time < limits.cooldown for r in earlier_rounds
+        ):
+            raise BudgetExhaustedError("cooldown")
+        window = limits.window
+        if window is None:
+            return
+        recent = [r for r in counting if now - r.time < window.duration]
+        if window.max_evictions is not None and len(recent) >= window.max_evictions:
+            raise BudgetExhaustedError("window.maxEvictions")
+        per_namespace = window.max_evictions_per_namespace
+        if (
+            per_namespace is not None
+            and sum(1 for r in recent if r.namespace == new.namespace) >= per_namespace
+        ):
+            raise BudgetExhaustedError("window.maxEvictionsPerNamespace")
+
+    def _update(self, change: Callable[[list[EvictionRecord], Breaker], Breaker]) -> None:
+        for _attempt in range(MAX_WRITE_ATTEMPTS):
+            snapshot = self._read()
+            records = list(self._pruned(snapshot.records))
+            breaker = change(records, snapshot.breaker)
+            try:
+                self._write(snapshot.body, records, breaker)
+                return
+            except ConflictError:
+                continue  # another writer got in first: re-read and re-check
+        raise ConflictError(
+            f"configmap {self._namespace}/{self._name} kept changing; "
+            f"gave up after {MAX_WRITE_ATTEMPTS} attempts"
+        )
+
+    def _pruned(self, records: Iterable[EvictionRecord]) -> Iterable[EvictionRecord]:
+        """Records still needed by some budget; older ones are dropped on write."""
+        limits = self._policy.limits
+        keep = max(
+            limits.cooldown,
+            limits.window.duration if limits.window else datetime.timedelta(0),
+            datetime.timedelta(hours=1),
+        )
+        now = self._clock()
+        return (r for r in records if now - r.time < keep)
+
+    def _write(
+        self, body: RawObject | None, records: list[EvictionRecord], breaker: Breaker
+    ) -> None:
+        data = {
+            HISTORY_KEY: json.dumps([asdict(r) for r in records], separators=(",", ":")),
+            BREAKER_KEY: json.dumps(_breaker_json(breaker), separators=(",", ":")),
+        }
+        if body is None:
+            self._kube.create_config_map(
+                self._namespace,
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {
+                        "name": self._name,
+                        "namespace": self._namespace,
+                        "labels": {"app.kubernetes.io/managed-by": "loadaware"},
+                    },
+                    "data": data,
+                },
+            )
+            return
+        updated = dict(body)
+        updated["data"] = {**(body.get("data") or {}), **data}
+        self._kube.replace_config_map(self._namespace, updated)
+
+
+def _breaker_json(breaker: Breaker) -> dict[str, Any]:
+    if breaker.open_until is None:
+        return {}
+    return {
+        "openUntil": breaker.open_until.astimezone(datetime.UTC).isoformat().replace("+00:00", "Z"),
+        "reason": breaker.reason,
+    }
+
+
+def rfc3339(moment: datetime.datetime) -> str:
+    return moment.astimezone(datetime.UTC).isoformat().replace("+00:00", "Z")

@@ -1,0 +1,246 @@
+"""One live round: read the cluster, read usage, plan, evict, verify, report.
+
+Every trigger (`run --once`, a schedule, the Alertmanager webhook) calls
+run_round(). What it reads and writes comes in through RoundContext, so the
+same code runs against a real cluster, the simulated one, and in tests.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from loadaware import cluster, evict, metrics, plan, policy, report
+from loadaware.errors import ClusterError, RefusedError
+from loadaware.runtime._offline import timed_plan
+
+log = logging.getLogger(__name__)
+
+# Re-reading usage before every eviction would hammer the metrics source in a
+# large round; a reading this recent still counts as fresh for the re-check.
+RECHECK_REUSE_SECONDS = 5.0
+
+
+def _utc_now() -> datetime.datetime:
+    return datetime.datetime.now(datetime.UTC)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoundContext:
+    kube: evict.Kube
+    read_cluster: Callable[[], cluster.ClusterState]
+    # Usage for the nodes and pods of a cluster; raises RefusedError when it cannot vouch for it.
+    read_usage: Callable[[cluster.ClusterState], metrics.Usage]
+    clock: Callable[[], datetime.datetime] = _utc_now
+    sleep: Callable[[float], None] = time.sleep
+    poll_seconds: float = 1.0
+
+
+@dataclass(kw_only=True)
+class RoundOptions:
+    trigger: str = "once"
+    dry_run: bool | None = None  # None: the policy's dryRun
+    round_id: str = field(default_factory=lambda: secrets.token_hex(4))
+    # Only these nodes may be sources (an alert names the hot node); None: any hot node.
+    source_nodes: frozenset[str] | None = None
+
+
+EXIT_OK, EXIT_ERROR, EXIT_REFUSED = 0, 1, 3
+
+
+def run_round(
+    settings: policy.LoadAwarePolicy, context: RoundContext, options: RoundOptions | None = None
+) -> report.RoundRecord:
+    options = options or RoundOptions()
+    dry_run = settings.dry_run if options.dry_run is None else options.dry_run
+    record = report.RoundRecord(
+        round_id=options.round_id,
+        trigger=options.trigger,
+        started_at=context.clock(),
+        dry_run=dry_run,
+        policy_hash=policy.policy_hash(settings),
+    )
+    try:
+        _run(settings, context, options, dry_run, record)
+    except RefusedError as exc:
+        record.status, record.reason, record.exit_code = (
+            "refused",
+            f"{exc.reference}: {exc}",
+            EXIT_REFUSED,
+        )
+    except ClusterError as exc:
+        record.status, record.reason, record.exit_code = (
+            "aborted",
+            f"{exc.reference}: {exc}",
+            EXIT_ERROR,
+        )
+    record.finished_at = context.clock()
+    log.info(
+        "round finished",
+        extra={"round": record.round_id, "reason": record.reason, "dry_run": dry_run},
+    )
+    return record
+
+
+def _run(
+    settings: policy.LoadAwarePolicy,
+    context: RoundContext,
+    options: RoundOptions,
+    dry_run: bool,
+    record: report.RoundRecord,
+) -> None:
+    if settings.steering.soft_taint and not dry_run:
+        # A round that crashed may have left its taint behind.
+        cleaned = evict.remove_leftover_taints(context.kube)
+        if cleaned:
+            log.warning("removed leftover hotspot taints", extra={"node": ",".join(cleaned)})
+    snapshot = context.read_cluster()
+    usage = context.read_usage(snapshot)
+    state = evict.StateStore(context.kube, settings, context.clock)
+    carried = state.carried_budget(plan.unavailable_by_workload(snapshot))
+    record.budgets = _budgets_json(settings, carried)
+    planned = timed_plan(
+        snapshot,
+        usage,
+        settings,
+        context.clock(),
+        carried=carried,
+        source_nodes=options.source_nodes,
+    )
+    record.plan = planned
+    record.inputs = {
+        "nodes": len(snapshot.nodes),
+        "pods": len(snapshot.pods),
+        "hotNodes": sum(1 for n in planned.nodes if n.node_class == "hot"),
+        "metricsCollectedAt": evict.rfc3339(usage.collected_at),
+        "sourceNodes": sorted(options.source_nodes) if options.source_nodes is not None else None,
+    }
+    if planned.status == "refused":
+        raise RefusedError(
+            planned.reason.partition(": ")[2], reference=planned.reason.partition(":")[0]
+        )
+    record.status, record.reason = planned.status, planned.reason
+    if not planned.evictions:
+        return
+    executor = evict.Executor(
+        kube=context.kube,
+        state=state,
+        policy=settings,
+        clock=context.clock,
+        sleep=context.sleep,
+        round_id=options.round_id,
+        dry_run=dry_run,
+        poll_seconds=context.poll_seconds,
+    )
+    recheck = _Rechecker(settings, context, snapshot, usage)
+    execution = executor.run(planned, snapshot, recheck)
+    record.execution = execution
+    record.status = "executed"
+    evicted = [o for o in execution.outcomes if o.result == "evicted"]
+    record.reason = (
+        f"{len(evicted)} evicted, {execution.count('dry-run')} dry-run, "
+        f"{execution.count('refused-pdb')} refused by PDBs, {execution.count('skipped')} skipped"
+        + (f"; stopped: {execution.stopped}" if execution.stopped else "")
+    )
+    if evicted:
+        _verify_relief(context, snapshot, planned, execution, executor, record)
+    if execution.stopped and execution.stopped.startswith("stale-metrics"):
+        record.exit_code = EXIT_REFUSED
+    elif any(o.result == "failed" for o in execution.outcomes):
+        record.exit_code = EXIT_ERROR
+
+
+class _Rechecker:
+    """Just-in-time re-check before each eviction: usage still fresh, source still hot."""
+
+    def __init__(
+        self,
+        settings: policy.LoadAwarePolicy,
+        context: RoundContext,
+        snapshot: cluster.ClusterState,
+        usage: metrics.Usage,
+    ) -> None:
+        self._settings = settings
+        self._context = context
+        self._snapshot = snapshot
+        self._classes: dict[str, str] = {}
+        self._read_at: float | None = None
+        self._usage = usage
+
+    def __call__(self, eviction: plan.Eviction) -> str | None:
+        now = time.monotonic()
+        if self._read_at is None or now - self._read_at > RECHECK_REUSE_SECONDS:
+            try:
+                self._usage = self._context.read_usage(self._snapshot)
+            except RefusedError as exc:
+                return f"stop: {exc.reference}: {exc}"
+            table = plan.classify_nodes(self._snapshot, self._usage, self._settings.node_pools, {})
+            self._classes = dict(zip(table.names, table.classes, strict=True))
+            self._read_at = now
+        if self._classes.get(eviction.node) != "hot":
+            return "source-no-longer-hot"
+        return None
+
+
+def _verify_relief(
+    context: RoundContext,
+    snapshot: cluster.ClusterState,
+    planned: plan.Plan,
+    execution: evict.ExecutionReport,
+    executor: evict.Executor,
+    record: report.RoundRecord,
+) -> None:
+    """Re-read usage and compare, per source node, before / expected / observed."""
+    sources = sorted({o.node for o in execution.outcomes if o.result == "evicted"})
+    last_eviction = max(o.at for o in execution.outcomes if o.result == "evicted")
+    nodes = {n.name: n for n in planned.nodes}
+    try:
+        fresh = context.read_usage(context.read_cluster())
+    except (RefusedError, ClusterError) as exc:
+        record.relief_verdict = f"unverified: usage could not be re-read ({exc.reference})"
+        return
+    worse: list[str] = []
+    for name in sources:
+        node = snapshot.nodes_by_name[name]
+        sample = fresh.nodes.get(name)
+        observed: dict[str, float] | None = None
+        if sample is not None and sample.timestamp > last_eviction:
+            observed = {
+                "cpu": round(sample.cpu_cores / (node.allocatable_cpu_millicores / 1000), 4),
+                "memory": round(sample.memory_bytes / node.allocatable_memory_bytes, 4),
+            }
+            before = nodes[name].before
+            if all(observed[r] >= before[r] for r in before):
+                worse.append(name)
+        record.relief.append(
+            report.NodeRelief(
+                node=name, before=nodes[name].before, expected=nodes[name].after, observed=observed
+            )
+        )
+    if worse:
+        record.relief_verdict = f"hotspot did not improve on {', '.join(worse)}"
+        executor.open_breaker(record.relief_verdict, execution)
+    elif any(r.observed is None for r in record.relief):
+        record.relief_verdict = "partly unverified: no sample newer than the evictions yet"
+    else:
+        record.relief_verdict = "relieved"
+
+
+def _budgets_json(
+    settings: policy.LoadAwarePolicy, carried: plan.CarriedBudget
+) -> dict[str, object]:
+    limits = settings.limits
+    return {
+        "round": {
+            "maxNoOfPodsToEvictTotal": limits.max_no_of_pods_to_evict_total,
+            "maxNoOfPodsToEvictPerNode": limits.max_no_of_pods_to_evict_per_node,
+            "maxNoOfPodsToEvictPerNamespace": limits.max_no_of_pods_to_evict_per_namespace,
+            "maxNoOfPodsToEvictPerWorkload": limits.max_no_of_pods_to_evict_per_workload,
+        },
+        "windowLeft": carried.window_total_left,
+        "coolingWorkloads": len(carried.cooling_workloads),
+    }
