@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint format install install-test system-deps bench schema clean
+.PHONY: demo test lint format install install-test system-deps bench schema clean dashboards alerts
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,13 +18,16 @@ install: $(BIN)/python
 install-test: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 
-# Real Prometheus and Alertmanager for the tests (Debian packages; no service is started).
+# Real Prometheus and Alertmanager for the tests (Debian packages; no service is started),
+# and headless Chromium to render the HTML report. kubectl (for `kubectl kustomize` in
+# tests/deploy) is not a Debian 12 package: install it from the Kubernetes project.
 system-deps:
-	@if ! command -v promtool >/dev/null || ! command -v prometheus-alertmanager >/dev/null; then \
+	@if ! command -v promtool >/dev/null || ! command -v prometheus-alertmanager >/dev/null \
+			|| ! command -v chromium >/dev/null; then \
 		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 		$$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends \
-			prometheus prometheus-alertmanager >/dev/null; \
+			prometheus prometheus-alertmanager chromium >/dev/null; \
 	fi
 
 demo: install
@@ -44,6 +47,14 @@ test: install-test system-deps lint
 
 schema: install
 	$(BIN)/python -m loadaware.policy
+
+# Regenerate dashboards/*.json from dashboards/generate.py (tests fail when they are stale).
+dashboards: install-test
+	$(BIN)/python dashboards/generate.py
+
+# Regenerate the PrometheusRule in deploy/ from alerts/*.rules.yml.
+alerts: install-test
+	$(BIN)/python alerts/generate.py
 
 bench: install
 	$(BIN)/python -m bench

@@ -55,18 +55,68 @@ def _build_parser() -> argparse.ArgumentParser:
     sim.add_argument("-o", "--output", choices=["table", "json"], default="table")
     sim.add_argument("--all-nodes", action="store_true", help="list unchanged nodes too")
     sim.add_argument("--solver", choices=["milp", "greedy"], help="override optimizer.method")
+    sim.add_argument(
+        "--api",
+        action="store_true",
+        help="run it through the simulated Kubernetes API and the real client path",
+    )
 
     pl = commands.add_parser("plan", help="plan offline from files: no cluster, no network")
     pl.add_argument("--cluster", required=True)
     pl.add_argument("--metrics", required=True)
     pl.add_argument("--policy", required=True)
     pl.add_argument("--now", type=_parse_time, help="RFC 3339 (default: the current time)")
-    pl.add_argument("-o", "--output", choices=["json", "table"], default="table")
+    pl.add_argument("-o", "--output", choices=["json", "table", "html"], default="table")
     pl.add_argument("--all-nodes", action="store_true", help="list unchanged nodes too (table)")
     pl.add_argument("--solver", choices=["milp", "greedy"], help="override optimizer.method")
 
     val = commands.add_parser("validate", help="check a policy file")
     val.add_argument("--policy", required=True)
+
+    simulator = commands.add_parser("sim", help="the simulated cluster")
+    sim_commands = simulator.add_subparsers(dest="sim_command", required=True, metavar="COMMAND")
+    sim_serve = sim_commands.add_parser(
+        "serve", help="serve a simulated cluster through the Kubernetes API on 127.0.0.1"
+    )
+    sim_source = sim_serve.add_mutually_exclusive_group(required=True)
+    sim_source.add_argument("--scenario", help="built-in scenario name")
+    sim_source.add_argument("--cluster", help="cluster file (kubectl -o yaml/json output)")
+    sim_serve.add_argument("--metrics", help="metrics file (with --cluster)")
+    sim_serve.add_argument("--port", type=int, required=True, help="port (0: a free one)")
+    sim_serve.add_argument("--kubeconfig-out", help="write a kubeconfig for this server here")
+    sim_serve.add_argument(
+        "--ready-delay", type=float, default=2.0, help="seconds from binding to Ready"
+    )
+    sim_serve.add_argument("--token-file", help="require this bearer token (file content)")
+
+    met = commands.add_parser("metrics", help="read the policy's metrics source")
+    met_commands = met.add_subparsers(dest="metrics_command", required=True, metavar="COMMAND")
+    dump = met_commands.add_parser(
+        "dump", help="write a --metrics file from the live source (exit 3 when refused)"
+    )
+    dump.add_argument("--policy", required=True)
+    dump.add_argument("--cluster", help="cluster file (kubectl -o yaml/json output)")
+    dump.add_argument("-o", "--output", help="file to write (default: standard output)")
+    dump.add_argument("--kubeconfig", help="for Secrets and metrics-server (default: in-cluster)")
+
+    run = commands.add_parser("run", help="one live round against a cluster")
+    run.add_argument("--once", action="store_true", required=True, help="run one round, then exit")
+    run.add_argument("--policy", required=True)
+    run.add_argument("--dry-run", action="store_true", help="evict with dryRun=All: change nothing")
+    run.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then ~/.kube)")
+    run.add_argument("--context", help="kubeconfig context (default: the current one)")
+    run.add_argument("--audit-file", help="write the audit record here (default: standard output)")
+    run.add_argument("--report", help="also write the round as a self-contained HTML page here")
+    run.add_argument("--pushgateway", help="push loadaware's metrics to this Pushgateway URL")
+
+    srv = commands.add_parser(
+        "serve", help="long-running: schedules, Alertmanager webhook, /metrics, leader election"
+    )
+    srv.add_argument("--policy", required=True)
+    srv.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then ~/.kube)")
+    srv.add_argument("--context", help="kubeconfig context (default: the current one)")
+    srv.add_argument("--listen", help="host:port (default: the policy's serve.listen)")
+    srv.add_argument("--identity", help="leader election identity (default: hostname + random)")
     return parser
 
 
@@ -104,6 +154,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _print_plan(result: plan.Plan, output: str, all_nodes: bool, **extra: object) -> None:
     if output == "json":
         sys.stdout.write(json.dumps(plan.plan_to_json(result), indent=2) + "\n")
+    elif output == "html":
+        sys.stdout.write(report.render_plan_html(plan.plan_to_json(result)))
     else:
         sys.stdout.write(report.render_plan_table(result, all_nodes=all_nodes, **extra))  # type: ignore[arg-type]
 
@@ -146,7 +198,18 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         title = f"scenario {scenario.name}: {scenario.description}"
     # Replaying files: judge staleness at the time they were collected unless told otherwise.
     now = args.now or usage.collected_at
-    result = runtime.simulate_round(state, usage, settings, now)
+    if args.api:
+        simulated = runtime.simulate_through_api(
+            settings=settings,
+            scenario=None if args.cluster else (args.scenario or sim.DEFAULT_SCENARIO),
+            objects=sim.load_objects_file(args.cluster) if args.cluster else None,
+            metrics_document=sim.load_metrics_document(args.metrics) if args.cluster else None,
+            now=args.now if args.cluster is None else now,
+        )
+        result = simulated.result
+        title += " (through the simulated Kubernetes API)"
+    else:
+        result = runtime.simulate_round(state, usage, settings, now)
     if args.output == "json":
         body = plan.plan_to_json(result.plan)
         body["simulation"] = {
@@ -168,7 +231,100 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return _plan_exit_code(result.plan)
 
 
-_COMMANDS = {"validate": _cmd_validate, "plan": _cmd_plan, "simulate": _cmd_simulate}
+def _cmd_metrics(args: argparse.Namespace) -> int:
+    try:
+        usage = runtime.dump_metrics(
+            policy_file=args.policy, cluster_file=args.cluster, kubeconfig=args.kubeconfig
+        )
+    except errors.RefusedError as exc:
+        # As in a plan's reason: the stable code first, then what to act on.
+        sys.stderr.write(f"refused: {exc.reference}: {exc}\n")
+        if exc.hint:
+            sys.stderr.write(f"hint: {exc.hint}\n")
+        return exc.exit_code
+    metrics.write_metrics_file(usage, args.output or sys.stdout)
+    return EXIT_OK
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    record = runtime.run_once(
+        policy_file=args.policy,
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        dry_run=True if args.dry_run else None,
+    )
+    audit = report.round_to_json(record)
+    text = json.dumps(audit, indent=2) + "\n"
+    if args.report:
+        with open(args.report, "w", encoding="utf-8") as page:
+            page.write(report.render_round_html(audit))
+    if args.audit_file:
+        with open(args.audit_file, "w", encoding="utf-8") as out:
+            out.write(text)
+    else:
+        sys.stdout.write(text)
+    if record.reason and record.exit_code != EXIT_OK:
+        sys.stderr.write(f"{record.status}: {record.reason}\n")
+    if args.pushgateway:
+        try:
+            runtime.push_metrics(args.pushgateway)
+        except OSError as exc:
+            # The round's outcome stands; a lost push is reported, not turned into a failure.
+            sys.stderr.write(f"warning: push to {args.pushgateway} failed: {exc}\n")
+    return record.exit_code
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    return runtime.serve_policy(
+        policy_file=args.policy,
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        listen=args.listen,
+        identity=args.identity,
+    )
+
+
+def _cmd_sim(args: argparse.Namespace) -> int:
+    from loadaware import sim  # only the CLI and runtime may reach the simulator
+
+    if args.cluster and not args.metrics:
+        raise errors.InputError("--cluster needs --metrics")
+    if args.metrics and not args.cluster:
+        raise errors.InputError("--metrics goes with --cluster, not with --scenario")
+    token = None
+    if args.token_file:
+        with open(args.token_file, encoding="utf-8") as stream:
+            token = stream.read().strip()
+    if args.cluster:
+        cluster_sim = sim.build_cluster(
+            objects=sim.load_objects_file(args.cluster),
+            metrics=sim.load_metrics_document(args.metrics),
+            ready_delay=args.ready_delay,
+            token=token,
+        )
+    else:
+        cluster_sim = sim.build_cluster(
+            scenario=args.scenario, ready_delay=args.ready_delay, token=token
+        )
+    server = sim.SimServer(cluster_sim, port=args.port)
+
+    def announce(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    sim.serve(server, kubeconfig_out=args.kubeconfig_out, announce=announce)
+    return EXIT_OK
+
+
+_COMMANDS = {
+    "sim": _cmd_sim,
+    "run": _cmd_run,
+    "serve": _cmd_serve,
+    "validate": _cmd_validate,
+    "plan": _cmd_plan,
+    "simulate": _cmd_simulate,
+    "metrics": _cmd_metrics,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

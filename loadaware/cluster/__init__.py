@@ -5,8 +5,9 @@ the planner can trust, with pod requests computed as kube-scheduler computes
 them (containers, init containers, sidecars, overhead) and the owner chain
 resolved (Pod -> ReplicaSet -> Deployment).
 
-Sources: raw objects from any client (`cluster_state_from_objects`) or a
-`kubectl get -o yaml|json` dump (`load_cluster_file`, the CLI's `--cluster FILE`).
+Sources: raw objects from any client (`cluster_state_from_objects`), a
+`kubectl get -o yaml|json` dump (`load_cluster_file`, the CLI's `--cluster FILE`),
+or a live API server through the official client (`read_cluster`).
 
 Limits:
 - Only cpu and memory requests are read; extended resources and ephemeral
@@ -21,6 +22,13 @@ Limits:
 
 from loadaware.cluster._convert import RawObject, cluster_state_from_objects
 from loadaware.cluster._file import load_cluster_file
+from loadaware.cluster._live import (
+    ClientSettings,
+    api_client,
+    read_cluster,
+    read_objects,
+    translate_api_exception,
+)
 from loadaware.cluster._quantity import parse_quantity, to_bytes, to_millicores
 from loadaware.cluster._types import (
     ClusterState,
@@ -38,6 +46,7 @@ from loadaware.cluster._types import (
 )
 
 __all__ = [
+    "ClientSettings",
     "ClusterState",
     "LabelSelector",
     "Node",
@@ -51,9 +60,13 @@ __all__ = [
     "Taint",
     "Toleration",
     "Workload",
+    "api_client",
     "cluster_state_from_objects",
     "load_cluster_file",
     "parse_quantity",
+    "read_cluster",
+    "read_objects",
     "to_bytes",
     "to_millicores",
+    "translate_api_exception",
 ]

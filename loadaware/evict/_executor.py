@@ -134,6 +134,8 @@ class Executor:
     ) -> None:
         waiting: dict[str, _Waiting] = {}
         for eviction in planned.evictions:
+            if not report.stopped:
+                self._check_outstanding(waiting, classes, report)
             if report.stopped:
                 self._record(report, eviction, "skipped", f"round stopped: {report.stopped}")
                 continue
@@ -266,16 +268,43 @@ class Executor:
 
     # Verifying ----------------------------------------------------------------
 
-    def _verify(self, waiting: _Waiting, classes: dict[str, str], report: ExecutionReport) -> bool:
+    def _check_outstanding(
+        self, waiting: dict[str, _Waiting], classes: dict[str, str], report: ExecutionReport
+    ) -> None:
+        """A look, without waiting, at replacements not yet verified: those Ready are
+        verified now; one the scheduler found no node for, or that landed badly,
+        opens the breaker before anything else is evicted."""
+        for workload, pending in list(waiting.items()):
+            found = self._replacement(pending)
+            if found is None:
+                continue
+            node = (found.get("spec") or {}).get("nodeName")
+            if (
+                _is_ready(found)
+                or _is_unschedulable(found)
+                or (node and (node == pending.eviction.node or classes.get(node) == "hot"))
+            ):
+                del waiting[workload]
+                if not self._verify(pending, classes, report, wait=False) or report.stopped:
+                    return
+
+    def _verify(
+        self,
+        waiting: _Waiting,
+        classes: dict[str, str],
+        report: ExecutionReport,
+        *,
+        wait: bool = True,
+    ) -> bool:
         """Wait for the replacement to be Ready; False (and the breaker open) when it is
         not, or when it landed on a hot node or back on its source."""
         deadline = waiting.evicted_at + self._policy.verify.timeout
         found: RawObject | None = None
         while True:
             found = self._replacement(waiting)
-            if found is not None and _is_ready(found):
+            if found is not None and (_is_ready(found) or (not wait and _is_unschedulable(found))):
                 break
-            if self._clock() >= deadline:
+            if not wait or self._clock() >= deadline:
                 break
             self._sleep(self._poll)
         eviction = waiting.eviction
@@ -310,6 +339,8 @@ class Executor:
         problem: str | None = None
         if landing in ("source", "hot"):
             problem = f"replacement of {eviction.pod} landed on {landing} node {node}"
+        elif found is not None and not ready and _is_unschedulable(found):
+            problem = f"replacement of {eviction.pod} is unschedulable (no node fits it)"
         elif not ready:
             problem = (
                 f"replacement of {eviction.pod} not Ready within "
@@ -352,6 +383,16 @@ def _controlled_by(pod: RawObject, owner_uid: str) -> bool:
         return True
     refs: list[dict[str, Any]] = pod["metadata"].get("ownerReferences") or []
     return any(r.get("uid") == owner_uid for r in refs)
+
+
+def _is_unschedulable(pod: RawObject) -> bool:
+    """kube-scheduler tried and found no node (PodScheduled False, reason Unschedulable)."""
+    return any(
+        c.get("type") == "PodScheduled"
+        and c.get("status") == "False"
+        and c.get("reason") == "Unschedulable"
+        for c in (pod.get("status") or {}).get("conditions") or []
+    )
 
 
 def _is_ready(pod: RawObject) -> bool:

@@ -67,6 +67,8 @@ class Kube:
         self._timeout = timeout_seconds
 
     def _raw(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> RawObject:
+        # Raw JSON, not the client's models: loadaware reads what it needs itself, and
+        # a model's validation must not fail a call over a field loadaware ignores.
         response = call(*args, _preload_content=False, _request_timeout=self._timeout, **kwargs)
         return json.loads(response.data)
 
@@ -116,6 +118,7 @@ class Kube:
                 namespace,
                 body,
                 dry_run="All" if dry_run else None,
+                _preload_content=False,
                 _request_timeout=self._timeout,
             )
 
@@ -139,6 +142,7 @@ class Kube:
                 patch,
                 field_manager=FIELD_MANAGER,
                 _content_type="application/merge-patch+json",
+                _preload_content=False,
                 _request_timeout=self._timeout,
             )
 
@@ -176,4 +180,6 @@ class Kube:
 
     def create_event(self, namespace: str, body: RawObject) -> None:
         with _translated(f"create event in {namespace}"):
-            self._core.create_namespaced_event(namespace, body, _request_timeout=self._timeout)
+            self._core.create_namespaced_event(
+                namespace, body, _preload_content=False, _request_timeout=self._timeout
+            )

@@ -1,30 +1,58 @@
 """Usage: what nodes and pods really use, and when it was sampled.
 
 Its job: Usage (cpu in cores, memory in bytes, each value with the time of the
-newest sample behind it) from a metrics source or a `--metrics` file, writing
+newest sample behind it) from a metrics source (PrometheusProvider,
+MetricsServerProvider, both MetricsProviders) or a `--metrics` file, writing
 that file, and judging whether usage is fresh, complete and plausible enough to
 act on (judge_usage, which refuses rather than guesses).
 
+Hotspot confirmation: a Prometheus source also reads node usage over the last
+few `hotspotConfirmation.interval`s into Usage.history. The planner, for each
+node its instant values classify as hot, computes HotLimits from the node's
+pool (targetThresholds percent times allocatable) and keeps the node hot only
+if `confirm_hotspots(usage.history, limits, consecutive)` contains it. When
+Usage.history is None (metrics-server, a file without history) there is nothing
+to confirm against and the instant classification stands.
+
 Limits: the file reader checks shape only; NaN or negative values load as they
-are, so that the judgement refuses them with its stable reason code. Nothing
-here evicts or plans.
+are, so that the judgement refuses them with its stable reason code. Sources
+know node names and pod keys, not the cluster types (metrics does not import
+cluster). Nothing here evicts or plans.
 """
 
+from loadaware.metrics._auth import Secret, SecretReader, kubernetes_secret_reader
 from loadaware.metrics._file import (
     load_metrics_file,
     usage_from_json,
     usage_to_json,
     write_metrics_file,
 )
+from loadaware.metrics._hotspot import HotLimits, confirm_hotspots, history_points
 from loadaware.metrics._judge import NodeScope, UsageVerdict, judge_usage
-from loadaware.metrics._types import Usage, UsageSample
+from loadaware.metrics._metrics_server import MetricsServerProvider
+from loadaware.metrics._prometheus import DEFAULT_QUERIES, PrometheusProvider, ResourceQuery
+from loadaware.metrics._provider import MetricsProvider
+from loadaware.metrics._types import NodeHistory, Usage, UsageHistory, UsageSample
 
 __all__ = [
+    "DEFAULT_QUERIES",
+    "HotLimits",
+    "MetricsProvider",
+    "MetricsServerProvider",
+    "NodeHistory",
     "NodeScope",
+    "PrometheusProvider",
+    "ResourceQuery",
+    "Secret",
+    "SecretReader",
     "Usage",
+    "UsageHistory",
     "UsageSample",
     "UsageVerdict",
+    "confirm_hotspots",
+    "history_points",
     "judge_usage",
+    "kubernetes_secret_reader",
     "load_metrics_file",
     "usage_from_json",
     "usage_to_json",

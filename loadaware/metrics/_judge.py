@@ -56,14 +56,17 @@ def judge_usage(
     stale: dict[str, str] = {}
     for name in names:
         sample = usage.nodes.get(name)
-        if sample is None:
-            stale[name] = "no sample"
+        # A node with no current value may still have an older sample the source
+        # knows about: its age tells the operator more than "no sample".
+        newest = sample.timestamp if sample is not None else usage.last_seen.get(name)
+        if newest is None:
+            why = "no sample"
+        elif (age := now - newest) > max_age or sample is None:
+            why = f"sample is {age.total_seconds():.0f}s old (max {max_age.total_seconds():.0f}s)"
+        else:
             continue
-        age = now - sample.timestamp
-        if age > max_age:
-            stale[name] = (
-                f"sample is {age.total_seconds():.0f}s old (max {max_age.total_seconds():.0f}s)"
-            )
+        note = usage.notes.get(name)
+        stale[name] = f"{why}; {note}" if note else why
 
     if stale and settings.on_stale_node == "Refuse":
         first = next(iter(stale))

@@ -16,8 +16,34 @@ class UsageSample:
     timestamp: datetime.datetime
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeHistory:
+    """One node's usage at each of UsageHistory.times; NaN where there was no value."""
+
+    cpu_cores: tuple[float, ...]
+    memory_bytes: tuple[float, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class UsageHistory:
+    """Node usage at evenly spaced times ending at the round's time (oldest first).
+
+    Read in one range query, so that hotspot confirmation needs no state kept
+    between rounds (one-shot Jobs work). See confirm_hotspots."""
+
+    times: tuple[datetime.datetime, ...]
+    nodes: Mapping[str, NodeHistory] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Usage:
     collected_at: datetime.datetime
     nodes: Mapping[str, UsageSample] = field(default_factory=dict)
     pods: Mapping[str, UsageSample] = field(default_factory=dict)  # key "namespace/name"
+    # None when the source keeps no history (metrics-server, older files).
+    history: UsageHistory | None = None
+    # For refusal reasons only. last_seen: nodes without a current value whose
+    # newest sample the source still knows; notes: node -> where its sample time
+    # came from (the query), or why it has none.
+    last_seen: Mapping[str, datetime.datetime] = field(default_factory=dict)
+    notes: Mapping[str, str] = field(default_factory=dict)

@@ -19,6 +19,7 @@ from loadaware.policy._model import (
     EvictorSettings,
     ExtraProtection,
     LabelSelectorSpec,
+    LeaderElectionSettings,
     Limits,
     LoadAwarePolicy,
     MetricsServerSource,
@@ -38,6 +39,7 @@ from loadaware.policy._model import (
     StateSettings,
     SteeringSettings,
     VerifySettings,
+    WebhookBasicAuth,
     WebhookSettings,
 )
 from loadaware.policy._schema import SCHEMA_ID, policy_json_schema
@@ -52,6 +54,7 @@ __all__ = [
     "EvictorSettings",
     "ExtraProtection",
     "LabelSelectorSpec",
+    "LeaderElectionSettings",
     "Limits",
     "LoadAwarePolicy",
     "MetricsServerSource",
@@ -71,6 +74,7 @@ __all__ = [
     "StateSettings",
     "SteeringSettings",
     "VerifySettings",
+    "WebhookBasicAuth",
     "WebhookSettings",
     "dump_policy",
     "format_duration",

@@ -313,15 +313,85 @@ class Schedule(_Model):
         return value
 
 
+class WebhookBasicAuth(_Model):
+    """HTTP basic auth Alertmanager sends (its `http_config.basic_auth`). The password
+    comes from a file (read again for each request) or a Kubernetes Secret."""
+
+    username: str = Field(min_length=1)
+    password_file: str | None = None
+    password: SecretReference | None = None
+
+    @model_validator(mode="after")
+    def _one_password_source(self) -> WebhookBasicAuth:
+        if (self.password_file is None) == (self.password is None):
+            raise ValueError("set exactly one of passwordFile and password")
+        return self
+
+
 class WebhookSettings(_Model):
+    """The Alertmanager webhook (`POST /alertmanager`).
+
+    The credential Alertmanager must send: a bearer token from tokenFile (read
+    again for each request, so a rotated Secret volume is picked up) or from a
+    Kubernetes Secret (authToken), or basic auth. With none set every
+    notification is refused (401) unless allowUnauthenticated says otherwise.
+    """
+
     token_file: str | None = None
+    auth_token: AuthToken | None = None
+    basic_auth: WebhookBasicAuth | None = None
+    allow_unauthenticated: bool = False
     action_label: dict[str, str] = Field(default_factory=lambda: {"loadaware_action": "rebalance"})
     cooldown: Duration = datetime.timedelta(minutes=5)
+    # Larger bodies are answered 413 without being parsed. Alertmanager's payload for
+    # a group of a few hundred alerts stays well under 1 MiB.
+    max_body_bytes: Annotated[int, Field(ge=1024)] = 1024 * 1024
+
+    @model_validator(mode="after")
+    def _one_credential(self) -> WebhookSettings:
+        given = [
+            name
+            for name, value in (
+                ("tokenFile", self.token_file),
+                ("authToken", self.auth_token),
+                ("basicAuth", self.basic_auth),
+            )
+            if value is not None
+        ]
+        if len(given) > 1:
+            raise ValueError(f"set at most one webhook credential; got {', '.join(given)}")
+        if given and self.allow_unauthenticated:
+            raise ValueError("allowUnauthenticated contradicts the credential given")
+        return self
+
+
+class LeaderElectionSettings(_Model):
+    """A coordination.k8s.io/v1 Lease so that only one replica starts rounds.
+
+    The timings are client-go's defaults and keep its invariants: a leader that
+    cannot renew within renewDeadline stops acting before any other replica may
+    take the lease (leaseDuration after its last renewal)."""
+
+    enabled: bool = True
+    lease_name: str = Field(default="loadaware", min_length=1)
+    lease_namespace: str = Field(default="loadaware", min_length=1)
+    lease_duration: Duration = datetime.timedelta(seconds=15)
+    renew_deadline: Duration = datetime.timedelta(seconds=10)
+    retry_period: Duration = datetime.timedelta(seconds=2)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> LeaderElectionSettings:
+        if self.retry_period <= datetime.timedelta(0):
+            raise ValueError("retryPeriod must be longer than 0s")
+        if not self.retry_period < self.renew_deadline < self.lease_duration:
+            raise ValueError("need retryPeriod < renewDeadline < leaseDuration")
+        return self
 
 
 class ServeSettings(_Model):
     listen: str = "0.0.0.0:8080"
     webhook: WebhookSettings = WebhookSettings()
+    leader_election: LeaderElectionSettings = LeaderElectionSettings()
 
 
 def _default_pools() -> list[NodePool]:

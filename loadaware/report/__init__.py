@@ -1,7 +1,16 @@
-"""Reports of a round for people and machines: the plan table and the audit
+"""Reports of a round for people and machines: the plan table, the HTML page and the audit
 record. Reads Plans and execution reports; changes nothing."""
 
 from loadaware.report._audit import NodeRelief, RoundRecord, round_to_json
+from loadaware.report._html import render_plan_html, render_round_html
 from loadaware.report._table import bar, render_plan_table
 
-__all__ = ["NodeRelief", "RoundRecord", "bar", "render_plan_table", "round_to_json"]
+__all__ = [
+    "NodeRelief",
+    "RoundRecord",
+    "bar",
+    "render_plan_html",
+    "render_plan_table",
+    "render_round_html",
+    "round_to_json",
+]

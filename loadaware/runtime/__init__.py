@@ -1,7 +1,53 @@
-"""Runtime: wires rounds to their triggers (the CLI's offline commands, simulation;
-later the live round, schedules, the Alertmanager webhook and leader election)."""
+"""Runtime: wires rounds to their triggers: the CLI's offline commands and
+simulation, `run --once`, and `serve` (schedules, the Alertmanager webhook,
+leader election, the service's own metrics)."""
 
+from loadaware.runtime._leader import AlwaysLeader, Elector, LeaseElector
+from loadaware.runtime._live import (
+    api_client_from,
+    live_round_context,
+    run_once,
+)
+from loadaware.runtime._metrics_dump import dump_metrics, fetch_cluster_usage, node_scopes
 from loadaware.runtime._offline import plan_from_files, timed_plan, with_solver
+from loadaware.runtime._round import RoundContext, RoundOptions, run_round
+from loadaware.runtime._schedule import Schedules, crontab_day_of_week, next_fire_time
+from loadaware.runtime._serve import HttpServer, Service, serve, serve_policy
+from loadaware.runtime._service_metrics import observe_round, push_metrics
 from loadaware.runtime._simulate import SimulationResult, simulate_round
+from loadaware.runtime._simulate_api import ApiSimulation, simulate_through_api
+from loadaware.runtime._webhook import RawAlert, RawNotification, Webhook
 
-__all__ = ["SimulationResult", "plan_from_files", "simulate_round", "timed_plan", "with_solver"]
+__all__ = [
+    "AlwaysLeader",
+    "ApiSimulation",
+    "Elector",
+    "HttpServer",
+    "LeaseElector",
+    "RawAlert",
+    "RawNotification",
+    "RoundContext",
+    "RoundOptions",
+    "Schedules",
+    "Service",
+    "SimulationResult",
+    "Webhook",
+    "api_client_from",
+    "crontab_day_of_week",
+    "dump_metrics",
+    "fetch_cluster_usage",
+    "live_round_context",
+    "next_fire_time",
+    "node_scopes",
+    "observe_round",
+    "plan_from_files",
+    "push_metrics",
+    "run_once",
+    "run_round",
+    "serve",
+    "serve_policy",
+    "simulate_round",
+    "simulate_through_api",
+    "timed_plan",
+    "with_solver",
+]

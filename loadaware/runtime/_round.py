@@ -38,6 +38,9 @@ class RoundContext:
     clock: Callable[[], datetime.datetime] = _utc_now
     sleep: Callable[[float], None] = time.sleep
     poll_seconds: float = 1.0
+    # Usage read this recently (by `clock`) still counts as fresh for the re-check
+    # before an eviction; 0 re-reads before every eviction.
+    recheck_reuse_seconds: float = RECHECK_REUSE_SECONDS
 
 
 @dataclass(kw_only=True)
@@ -47,6 +50,9 @@ class RoundOptions:
     round_id: str = field(default_factory=lambda: secrets.token_hex(4))
     # Only these nodes may be sources (an alert names the hot node); None: any hot node.
     source_nodes: frozenset[str] | None = None
+    # Asked before each eviction: a reason to stop evicting (SIGTERM, lost leadership)
+    # or None to go on. The eviction in flight always finishes.
+    stop_requested: Callable[[], str | None] | None = None
 
 
 EXIT_OK, EXIT_ERROR, EXIT_REFUSED = 0, 1, 3
@@ -98,9 +104,16 @@ def _run(
         cleaned = evict.remove_leftover_taints(context.kube)
         if cleaned:
             log.warning("removed leftover hotspot taints", extra={"node": ",".join(cleaned)})
+    state = evict.StateStore(context.kube, settings, context.clock)
+    if not dry_run:
+        breaker = state.breaker()
+        if breaker.is_open(context.clock()):
+            until = evict.rfc3339(breaker.open_until)  # type: ignore[arg-type]
+            raise RefusedError(
+                f"open until {until} after: {breaker.reason}", reference="breaker-open"
+            )
     snapshot = context.read_cluster()
     usage = context.read_usage(snapshot)
-    state = evict.StateStore(context.kube, settings, context.clock)
     carried = state.carried_budget(plan.unavailable_by_workload(snapshot))
     record.budgets = _budgets_json(settings, carried)
     planned = timed_plan(
@@ -136,7 +149,7 @@ def _run(
         dry_run=dry_run,
         poll_seconds=context.poll_seconds,
     )
-    recheck = _Rechecker(settings, context, snapshot, usage)
+    recheck = _Rechecker(settings, context, snapshot, usage, options.stop_requested)
     execution = executor.run(planned, snapshot, recheck)
     record.execution = execution
     record.status = "executed"
@@ -148,14 +161,15 @@ def _run(
     )
     if evicted:
         _verify_relief(context, snapshot, planned, execution, executor, record)
-    if execution.stopped and execution.stopped.startswith("stale-metrics"):
+    if recheck.refused is not None:
         record.exit_code = EXIT_REFUSED
     elif any(o.result == "failed" for o in execution.outcomes):
         record.exit_code = EXIT_ERROR
 
 
 class _Rechecker:
-    """Just-in-time re-check before each eviction: usage still fresh, source still hot."""
+    """Just-in-time re-check before each eviction: no stop asked for, usage still
+    fresh, source still hot."""
 
     def __init__(
         self,
@@ -163,20 +177,31 @@ class _Rechecker:
         context: RoundContext,
         snapshot: cluster.ClusterState,
         usage: metrics.Usage,
+        stop_requested: Callable[[], str | None] | None = None,
     ) -> None:
+        self._stop_requested = stop_requested
         self._settings = settings
         self._context = context
         self._snapshot = snapshot
         self._classes: dict[str, str] = {}
-        self._read_at: float | None = None
+        self._read_at: datetime.datetime | None = None
+        self.refused: RefusedError | None = None
         self._usage = usage
 
     def __call__(self, eviction: plan.Eviction) -> str | None:
-        now = time.monotonic()
-        if self._read_at is None or now - self._read_at > RECHECK_REUSE_SECONDS:
+        stop = self._stop_requested() if self._stop_requested is not None else None
+        if stop is not None:
+            return f"stop: {stop}"
+        now = self._context.clock()
+        if (
+            self._read_at is None
+            or (now - self._read_at).total_seconds() >= self._context.recheck_reuse_seconds
+        ):
             try:
                 self._usage = self._context.read_usage(self._snapshot)
             except RefusedError as exc:
+                # Fail closed: the source can no longer be vouched for.
+                self.refused = exc
                 return f"stop: {exc.reference}: {exc}"
             table = plan.classify_nodes(self._snapshot, self._usage, self._settings.node_pools, {})
             self._classes = dict(zip(table.names, table.classes, strict=True))

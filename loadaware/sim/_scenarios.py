@@ -1457,15 +1457,14 @@ class _Generator:
                 for c in parts["containers"]
             ]
 
+            used_names: set[str] = set()
             for ordinal, p in enumerate(idx):
                 node = pod_node[p]
                 node_name = self.node_names[node]
-                if x.kind == "Deployment":
-                    pod_name = f"{generate_name}{suffixes[p]}"
+                if x.kind in ("Deployment", "DaemonSet"):
+                    pod_name = _unique_name(generate_name, suffixes[p], p, used_names)
                 elif x.kind == "StatefulSet":
                     pod_name = f"{name}-{ordinal}"
-                elif x.kind == "DaemonSet":
-                    pod_name = f"{generate_name}{suffixes[p]}"
                 else:
                     pod_name = name
                 meta: dict[str, Any] = {
@@ -1849,6 +1848,20 @@ class _Generator:
             "nodes": nodes,
             "pods": pods,
         }
+
+
+def _unique_name(generate_name: str, suffix: str, position: int, used: set[str]) -> str:
+    """generateName plus a random suffix, drawn again on a clash: a DaemonSet's thousands of
+    pods would otherwise meet the birthday bound of five-character suffixes."""
+    pod_name = f"{generate_name}{suffix}"
+    attempt = 0
+    while pod_name in used:
+        attempt += 1
+        # Seeded by position, so the draw stays deterministic and the main stream unchanged.
+        redraw = _safe_strings(np.random.default_rng([position, attempt]), 1, 5)[0]
+        pod_name = f"{generate_name}{redraw}"
+    used.add(pod_name)
+    return pod_name
 
 
 def _owner(kind: str, name: str, uid: str) -> dict[str, Any]:

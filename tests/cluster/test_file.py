@@ -182,6 +182,7 @@ def test_non_utf8_is_refused(tmp_path: pathlib.Path) -> None:
 
 def test_public_names() -> None:
     assert set(loadaware.cluster.__all__) == {
+        "ClientSettings",
         "ClusterState",
         "LabelSelector",
         "Node",
@@ -195,11 +196,15 @@ def test_public_names() -> None:
         "Taint",
         "Toleration",
         "Workload",
+        "api_client",
         "cluster_state_from_objects",
         "load_cluster_file",
         "parse_quantity",
+        "read_cluster",
+        "read_objects",
         "to_bytes",
         "to_millicores",
+        "translate_api_exception",
     }
     for name in loadaware.cluster.__all__:
         assert getattr(loadaware.cluster, name) is not None

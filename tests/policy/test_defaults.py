@@ -47,6 +47,12 @@ def test_empty_policy_has_design_defaults() -> None:
     assert p.serve.listen == "0.0.0.0:8080"
     assert p.serve.webhook.action_label == {"loadaware_action": "rebalance"}
     assert p.serve.webhook.cooldown == datetime.timedelta(minutes=5)
+    assert p.serve.webhook.max_body_bytes == 1024 * 1024
+    assert p.serve.webhook.allow_unauthenticated is False
+    assert p.serve.leader_election.enabled is True
+    assert p.serve.leader_election.lease_duration == datetime.timedelta(seconds=15)
+    assert p.serve.leader_election.renew_deadline == datetime.timedelta(seconds=10)
+    assert p.serve.leader_election.retry_period == datetime.timedelta(seconds=2)
 
 
 def test_system_critical_priority_matches_descheduler() -> None:
@@ -95,6 +101,8 @@ def test_public_names_are_pinned() -> None:
             "SelectorRequirement",
             "ServeSettings",
             "WebhookSettings",
+            "WebhookBasicAuth",
+            "LeaderElectionSettings",
             "dump_policy",
             "format_duration",
             "load_policy",

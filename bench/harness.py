@@ -1,0 +1,760 @@
+"""The benchmark: loadaware's planners against the descheduler's order, on generated clusters.
+
+    python -m bench                      # 100, 1,000 and 5,000 nodes, loose and tight
+    python -m bench --quick              # 100 and 1,000 nodes
+    python -m bench --sizes 20,200 --capacity tight --solvers milp,descheduler-order
+
+For every size and capacity it generates a cluster (`loadaware.sim.generate_cluster`,
+about 30 pods per node), converts it in memory, and plans it with each solver:
+loadaware with `optimizer.method: milp`, loadaware with `greedy`, and the
+descheduler-order baseline (`bench.descheduler_baseline`). Each plan runs in a
+process of its own, which reads the instance back from a pickle, resets its RSS
+high-water mark, plans, and reports the rise: the planner's peak memory on top
+of the cluster it was given. Solve seconds are the wall time around the
+planner call, measured by the harness, not what the plan says.
+
+Everything else in a row is recomputed by the harness from the inputs and the
+plan's evictions (`bench.measure`, `bench.checks`): the replacements are placed
+in order by loadaware's kube-scheduler model, and hot nodes, residual overload,
+peak utilisation of the landing nodes and bounce-backs are read off the result;
+an independent checker counts broken rules. Loading is measured apart: once per
+size, the cluster is written as a `kubectl get -o json` file and read back with
+`load_cluster_file` (the planner's time does not include it).
+
+Prints Markdown tables and writes the full results as JSON to bench/results/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import datetime
+import gc
+import json
+import multiprocessing
+import multiprocessing.connection
+import os
+import pathlib
+import pickle
+import platform
+import resource
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final
+
+import numpy as np
+import scipy
+
+from bench import checks, descheduler_baseline, measure
+from loadaware import cluster, metrics, plan, policy
+from loadaware.sim import Scenario, generate_cluster
+
+# Fixed, so that a run is reproducible: the metrics are stamped relative to it.
+NOW: Final = datetime.datetime(2026, 11, 29, 8, 0, 0, tzinfo=datetime.UTC)
+MILP: Final = "milp"
+GREEDY: Final = "greedy"
+BASELINE: Final = descheduler_baseline.DESCHEDULER_ORDER
+SOLVERS: Final = (MILP, GREEDY, BASELINE)
+DEFAULT_SIZES: Final = (100, 1000, 5000)
+QUICK_SIZES: Final = (100, 1000)
+CAPACITIES: Final = ("loose", "tight")
+RESULTS_DIR: Final = pathlib.Path(__file__).resolve().parent / "results"
+
+COLUMNS: Final = (
+    "size",
+    "capacity",
+    "solver",
+    "evictions",
+    "hot nodes before",
+    "hot nodes left",
+    "residual overload",
+    "peak target util",
+    "lower bound",
+    "gap %",
+    "solve s",
+    "peak MiB",
+    "bounce-backs",
+    "pending",
+    "as planned",
+    "violations",
+    "evictions vs base",
+    "time vs base",
+)
+LEGEND: Final = """\
+- solver: the method the plan reports; "(asked milp)" when the policy asked for another.
+- hot nodes left, residual overload (sum over nodes and resources of utilisation above
+  targetThresholds), peak target util (highest resource utilisation of a node that
+  received a replacement): after the harness places every replacement, in order, with
+  loadaware's kube-scheduler model.
+- lower bound: the plan's solver.lowerBound; gap %: (solver.objective - lowerBound) /
+  lowerBound, the objective being the evictions when the plan reports none.
+- solve s: wall time around the planner call; peak MiB: rise of the planning process's
+  peak RSS during the call.
+- bounce-backs: replacements landing back on their source or on a node above its
+  targetThresholds; pending: replacements no node can take; as planned: replacements
+  landing on the plan's expected node.
+- violations: rules broken per bench/checks.py (target rules only for loadaware's plans:
+  the baseline names no target).
+- evictions vs base, time vs base: ratio to the descheduler-order row of the same instance."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Options:
+    sizes: tuple[int, ...] = DEFAULT_SIZES
+    capacities: tuple[str, ...] = CAPACITIES
+    seed: int = 1
+    pods_per_node: int = 30
+    solvers: tuple[str, ...] = SOLVERS
+    out: pathlib.Path | None = RESULTS_DIR  # None: write no JSON
+    isolate: bool = True  # a fresh process per planner run (and per loading)
+    timeout_seconds: float = 900.0
+    policy_file: pathlib.Path | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Isolated:
+    """What a call returned in its own process, with its wall time and peak memory."""
+
+    value: Any = None
+    seconds: float = 0.0
+    peak_bytes: int | None = None
+    error: str | None = None
+
+
+@dataclass(kw_only=True)
+class Results:
+    options: dict[str, Any]
+    environment: dict[str, Any]
+    instances: list[dict[str, Any]] = field(default_factory=list)
+    loading: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    total_seconds: float = 0.0
+
+
+# --- running a call in its own process ---------------------------------------------------------
+
+
+def _status_bytes(name: str) -> int | None:
+    """A VmRSS / VmHWM line of /proc/self/status, in bytes (Linux only)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith(name + ":"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def _reset_peak_rss() -> int | None:
+    """Reset the peak-RSS mark (Linux's clear_refs "5") and return the current RSS."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as refs:
+            refs.write("5")
+    except OSError:
+        return None
+    return _status_bytes("VmRSS")
+
+
+def _release_free_memory() -> None:
+    """Hand freed heap pages back to the OS (glibc's malloc_trim), best effort: memory
+    the inputs' reading freed would otherwise be reused without showing in the RSS."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
+
+
+def _call_measured(work: Callable[[], Any]) -> Isolated:
+    gc.collect()
+    _release_free_memory()
+    base = _reset_peak_rss()
+    started = time.perf_counter()
+    value = work()
+    seconds = time.perf_counter() - started
+    peak = _status_bytes("VmHWM") if base is not None else None
+    rise = max(0, peak - base) if peak is not None and base is not None else None
+    return Isolated(value=value, seconds=seconds, peak_bytes=rise)
+
+
+def _child(
+    conn: multiprocessing.connection.Connection,
+    setup: Callable[..., Callable[[], Any]],
+    args: tuple[Any, ...],
+) -> None:
+    try:
+        result = _call_measured(setup(*args))
+    except BaseException:
+        result = Isolated(error=traceback.format_exc(limit=8))
+    conn.send(result)
+    conn.close()
+
+
+def run_isolated(
+    setup: Callable[..., Callable[[], Any]],
+    args: tuple[Any, ...],
+    *,
+    isolate: bool,
+    timeout_seconds: float,
+) -> Isolated:
+    """Call setup(*args) (untimed: it reads the inputs) and time the call it returns.
+
+    Isolated: in a fresh interpreter ("spawn", not fork), so that the peak memory
+    is the planner's own. A forked child would inherit the parent's heap with the
+    generator's freed objects in it, and the planner would grow into that free
+    memory without raising its RSS. setup, args and the result must pickle.
+    Not isolated: here, and the peak memory is not measured.
+    """
+    if not isolate:
+        try:
+            work = setup(*args)
+            started = time.perf_counter()
+            value = work()
+            return Isolated(value=value, seconds=time.perf_counter() - started)
+        except Exception:
+            return Isolated(error=traceback.format_exc(limit=8))
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_child, args=(sender, setup, args), daemon=True)
+    child.start()
+    sender.close()
+    try:
+        # Receive before joining: a large result would block the child's send.
+        if not receiver.poll(timeout_seconds):
+            child.kill()
+            return Isolated(error=f"no result within {timeout_seconds:.0f}s")
+        result: Isolated = receiver.recv()
+    except EOFError:
+        result = Isolated(error=f"the child process died (exit code {child.exitcode})")
+    finally:
+        receiver.close()
+        child.join()
+    return result
+
+
+# --- the work done in the children -------------------------------------------------------------
+
+Instance = tuple[cluster.ClusterState, metrics.Usage, policy.LoadAwarePolicy]
+
+
+def _read_instance(source: pathlib.Path | Instance) -> Instance:
+    if isinstance(source, pathlib.Path):
+        with source.open("rb") as data:
+            instance: Instance = pickle.load(data)
+        return instance
+    return source
+
+
+def _prepare_solve(solver: str, source: pathlib.Path | Instance) -> Callable[[], plan.Plan]:
+    state, usage, settings = _read_instance(source)
+    if solver == BASELINE:
+        return lambda: descheduler_baseline.plan_descheduler_order(state, usage, settings, NOW)
+    asked = with_method(settings, solver)
+    return lambda: plan.build_plan(state, usage, asked, NOW)
+
+
+def _prepare_write(
+    size: int, capacity: str, options: Options, files: tuple[pathlib.Path, pathlib.Path]
+) -> Callable[[], dict[str, Any]]:
+    """Generate the instance; the timed part writes it as a cluster and a metrics file."""
+    scenario, _ = _build_instance(size, capacity, options)
+
+    def write() -> dict[str, Any]:
+        for path, body in zip(files, (scenario.cluster_document(), scenario.metrics), strict=True):
+            with path.open("w", encoding="utf-8") as out:
+                json.dump(body, out, separators=(",", ":"))
+        return {"cluster_file_bytes": files[0].stat().st_size}
+
+    return write
+
+
+def _prepare_load(cluster_file: pathlib.Path, metrics_file: pathlib.Path) -> Callable[[], Any]:
+    def load() -> dict[str, Any]:
+        started = time.perf_counter()
+        state = cluster.load_cluster_file(cluster_file)
+        loaded = time.perf_counter()
+        metrics.load_metrics_file(metrics_file)
+        done = time.perf_counter()
+        return {
+            "cluster_seconds": loaded - started,
+            "metrics_seconds": done - loaded,
+            "pods": len(state.pods),
+        }
+
+    return load
+
+
+def with_method(settings: policy.LoadAwarePolicy, method: str) -> policy.LoadAwarePolicy:
+    optimizer = settings.optimizer.model_copy(update={"method": method})
+    return settings.model_copy(update={"optimizer": optimizer})
+
+
+# --- one instance ------------------------------------------------------------------------------
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _gap_percent(report: plan.Plan) -> float | None:
+    bound = report.solver.lower_bound
+    if bound is None:
+        return None
+    objective = report.solver.objective
+    value = float(len(report.evictions)) if objective is None else objective
+    if bound <= 0:
+        return 0.0 if value <= 0 else None
+    return (value - bound) / bound * 100
+
+
+def _row(
+    *,
+    size: int,
+    capacity: str,
+    solver: str,
+    run: Isolated,
+    state: cluster.ClusterState,
+    usage: metrics.Usage,
+    settings: policy.LoadAwarePolicy,
+    view: checks.ClusterView,
+) -> dict[str, Any]:
+    row: dict[str, Any] = {"size": size, "capacity": capacity, "requested": solver}
+    if run.error is not None:
+        return {**row, "solver": solver, "error": run.error, "seconds": run.seconds}
+    report: plan.Plan = run.value
+    reported = BASELINE if solver == BASELINE else report.solver.method
+    label = reported if solver in (reported, BASELINE) else f"{reported} (asked {solver})"
+    outcome = measure.replay_plan(report.evictions, state, usage, view)
+    problems = checks.check_plan(
+        report, state, usage, settings, NOW, check_targets=solver != BASELINE
+    )
+    return {
+        **row,
+        "solver": label,
+        "method": report.solver.method,
+        "status": report.status,
+        "reason": report.reason,
+        "evictions": len(report.evictions),
+        **asdict(outcome),
+        "objective": report.solver.objective,
+        "lower_bound": report.solver.lower_bound,
+        "gap_percent": _gap_percent(report),
+        "seconds": run.seconds,
+        "peak_bytes": run.peak_bytes,
+        "violations": len(problems),
+        "violation_examples": problems[:10],
+        "skipped": dict(report.skipped),
+    }
+
+
+def _build_instance(
+    size: int, capacity: str, options: Options
+) -> tuple[Scenario, dict[str, float]]:
+    started = time.perf_counter()
+    scenario = generate_cluster(
+        nodes=size,
+        pods_per_node=options.pods_per_node,
+        seed=options.seed,
+        capacity=capacity,  # type: ignore[arg-type]
+        now=NOW,
+    )
+    return scenario, {"generate_seconds": time.perf_counter() - started}
+
+
+def _measure_loading(
+    size: int, capacity: str, workdir: pathlib.Path, options: Options
+) -> dict[str, Any]:
+    """Time load_cluster_file (and load_metrics_file) on the instance written as files.
+
+    One process generates and writes the files, another reads them, while the
+    harness holds no instance: on this kind of VM, memory no process has
+    touched yet is slow to fault in, and reading took twice as long when
+    another process held a few GiB. Memory a finished process gave back is
+    reused at normal speed.
+    """
+    files = (workdir / f"cluster-{size}.json", workdir / f"metrics-{size}.json")
+    entry: dict[str, Any] = {"size": size, "capacity": capacity}
+    try:
+        written = run_isolated(
+            _prepare_write,
+            (size, capacity, options, files),
+            isolate=options.isolate,
+            timeout_seconds=options.timeout_seconds,
+        )
+        entry.update(written.value or {}, write_seconds=written.seconds, error=written.error)
+        if written.error is None:
+            run = run_isolated(
+                _prepare_load,
+                files,
+                isolate=options.isolate,
+                timeout_seconds=options.timeout_seconds,
+            )
+            entry.update(run.value or {}, peak_bytes=run.peak_bytes, error=run.error)
+    finally:
+        for path in files:
+            path.unlink(missing_ok=True)
+    return entry
+
+
+def _run_instance(
+    size: int,
+    capacity: str,
+    settings: policy.LoadAwarePolicy,
+    workdir: pathlib.Path,
+    options: Options,
+    results: Results,
+) -> None:
+    tag = f"[{size} nodes, {capacity}]"
+    scenario, timings = _build_instance(size, capacity, options)
+    started = time.perf_counter()
+    state = cluster.cluster_state_from_objects(scenario.objects)
+    converted = time.perf_counter()
+    usage = metrics.usage_from_json(scenario.metrics)
+    timings["convert_seconds"] = converted - started
+    timings["usage_seconds"] = time.perf_counter() - converted
+    _progress(
+        f"{tag} {len(state.pods)} pods generated in {timings['generate_seconds']:.1f}s, "
+        f"converted in {timings['convert_seconds'] + timings['usage_seconds']:.1f}s"
+    )
+    # The raw objects are several times the size of the ClusterState at 5,000 nodes;
+    # hand their memory back so that the planner processes reuse it (see _prepare_load).
+    del scenario
+    gc.collect()
+    _release_free_memory()
+
+    source: pathlib.Path | Instance = (state, usage, settings)
+    if options.isolate:
+        # Each planner process reads the instance back: unpickling leaves a compact
+        # heap, so what the planner allocates shows in its peak RSS.
+        source = workdir / f"instance-{size}-{capacity}.pickle"
+        with source.open("wb") as out:
+            pickle.dump((state, usage, settings), out, protocol=pickle.HIGHEST_PROTOCOL)
+    view = checks.ClusterView.build(state, usage, settings, NOW)
+    bound = measure.cover_bound(state, usage, settings, NOW, view)
+    results.instances.append(
+        {
+            "size": size,
+            "capacity": capacity,
+            "seed": options.seed,
+            "nodes": len(state.nodes),
+            "pods": len(state.pods),
+            "hot": bound.hot,
+            "relievable": bound.relievable,
+            "cover_bound": bound.evictions,
+            **timings,
+        }
+    )
+    for solver in options.solvers:
+        run = run_isolated(
+            _prepare_solve,
+            (solver, source),
+            isolate=options.isolate,
+            timeout_seconds=options.timeout_seconds,
+        )
+        row = _row(
+            size=size,
+            capacity=capacity,
+            solver=solver,
+            run=run,
+            state=state,
+            usage=usage,
+            settings=settings,
+            view=view,
+        )
+        results.rows.append(row)
+        if row.get("error"):
+            _progress(f"{tag} {solver}: failed\n{row['error']}")
+        else:
+            _progress(
+                f"{tag} {row['solver']}: {row['evictions']} evictions in {row['seconds']:.2f}s, "
+                f"{row['hot_left']} hot left, {row['violations']} violations"
+            )
+    if isinstance(source, pathlib.Path):
+        source.unlink()
+
+
+def run_benchmark(options: Options) -> Results:
+    started = time.perf_counter()
+    settings = (
+        policy.load_policy(options.policy_file)
+        if options.policy_file is not None
+        else policy.parse_policy({"apiVersion": "loadaware.io/v1alpha1", "kind": "LoadAwarePolicy"})
+    )
+    results = Results(
+        options={
+            **{k: v for k, v in asdict(options).items() if k not in ("out", "policy_file")},
+            "policy_file": str(options.policy_file) if options.policy_file else None,
+            "now": NOW.isoformat(),
+        },
+        environment={
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "scipy": scipy.__version__,
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+        },
+    )
+    with tempfile.TemporaryDirectory(prefix="loadaware-bench-instances-") as tmp:
+        workdir = pathlib.Path(tmp)
+        for size in options.sizes:
+            entry = _measure_loading(size, options.capacities[0], workdir, options)
+            results.loading.append(entry)
+            seconds = entry.get("cluster_seconds", float("nan"))
+            _progress(f"[{size} nodes] load_cluster_file: {seconds:.1f}s")
+            for capacity in options.capacities:
+                try:
+                    _run_instance(size, capacity, settings, workdir, options, results)
+                except Exception:
+                    # A generator or loader failure loses this instance, not the run.
+                    error = traceback.format_exc(limit=8)
+                    _progress(f"[{size} nodes, {capacity}] failed\n{error}")
+                    results.rows.append(
+                        {
+                            "size": size,
+                            "capacity": capacity,
+                            "requested": "instance",
+                            "solver": "instance",
+                            "error": error,
+                        }
+                    )
+                gc.collect()
+                _release_free_memory()
+    results.total_seconds = time.perf_counter() - started
+    return results
+
+
+# --- output ------------------------------------------------------------------------------------
+
+
+def _baseline_rows(results: Results) -> dict[tuple[int, str], dict[str, Any]]:
+    return {
+        (r["size"], r["capacity"]): r
+        for r in results.rows
+        if r["requested"] == BASELINE and not r.get("error")
+    }
+
+
+def _ratio(value: float, base: float) -> str:
+    if base > 0:
+        return f"{value / base:.2f}x"
+    return "1.00x" if value == 0 else "inf"
+
+
+def _cells(row: dict[str, Any], base: dict[str, Any] | None) -> list[str]:
+    head = [f"{row['size']:,}", row["capacity"], row["solver"]]
+    if row.get("error"):
+        return head + ["error"] * (len(COLUMNS) - len(head))
+    peak = row["peak_target_utilisation"]
+    bound = row["lower_bound"]
+    gap = row["gap_percent"]
+    memory = row["peak_bytes"]
+    evictions = row["evictions"]
+    cells = [
+        *head,
+        str(evictions),
+        str(row["hot_before"]),
+        str(row["hot_left"]),
+        f"{row['residual_overload']:.4f}",
+        "-" if peak is None else f"{peak:.1%}",
+        "-" if bound is None else f"{bound:.2f}",
+        "-" if gap is None else f"{gap:.2f}",
+        f"{row['seconds']:.2f}",
+        "-" if memory is None else f"{memory / 2**20:.0f}",
+        str(row["bounce_backs"]),
+        str(row["pending"]),
+        f"{row['landed_as_planned']}/{evictions}",
+        str(row["violations"]),
+    ]
+    if base is None:
+        return [*cells, "-", "-"]
+    return [
+        *cells,
+        _ratio(evictions, base["evictions"]),
+        _ratio(row["seconds"], base["seconds"]),
+    ]
+
+
+def _markdown(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    widths = [max([len(h), *(len(r[k]) for r in rows)]) for k, h in enumerate(header)]
+    lines = [
+        "| " + " | ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)) + " |",
+        "|" + "|".join("-" * (w + 2) for w in widths) + "|",
+    ]
+    lines += [
+        "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows
+    ]
+    return "\n".join(lines)
+
+
+def _loading_cells(entry: dict[str, Any]) -> tuple[str, ...]:
+    if entry.get("error"):
+        return (f"{entry['size']:,}", "error", "-", "-", "-", "-")
+    peak = entry.get("peak_bytes")
+    return (
+        f"{entry['size']:,}",
+        f"{entry['pods']:,}",
+        f"{entry['cluster_file_bytes'] / 2**20:.0f}",
+        f"{entry['cluster_seconds']:.2f}",
+        f"{entry['metrics_seconds']:.2f}",
+        "-" if peak is None else f"{peak / 2**20:.0f}",
+    )
+
+
+def render(results: Results) -> str:
+    """The Markdown report: results, instances, loading, legend."""
+    bases = _baseline_rows(results)
+    table = _markdown(
+        COLUMNS,
+        [_cells(r, bases.get((r["size"], r["capacity"]))) for r in results.rows],
+    )
+    instances = _markdown(
+        (
+            "size",
+            "capacity",
+            "nodes",
+            "pods",
+            "hot",
+            "relievable",
+            "cover bound",
+            "generate s",
+            "convert s",
+        ),
+        [
+            (
+                f"{i['size']:,}",
+                i["capacity"],
+                f"{i['nodes']:,}",
+                f"{i['pods']:,}",
+                str(i["hot"]),
+                str(i["relievable"]),
+                str(i["cover_bound"]),
+                f"{i['generate_seconds']:.2f}",
+                f"{i['convert_seconds'] + i['usage_seconds']:.2f}",
+            )
+            for i in results.instances
+        ],
+    )
+    loading = _markdown(
+        ("size", "pods", "cluster.json MiB", "load seconds", "metrics load s", "peak MiB"),
+        [_loading_cells(e) for e in results.loading],
+    )
+    failures = [
+        f"- {r['size']} {r['capacity']} {r['requested']}: {r['error'].strip().splitlines()[-1]}"
+        for r in results.rows
+        if r.get("error")
+    ] + [
+        f"- loading {e['size']}: {e['error'].strip().splitlines()[-1]}"
+        for e in results.loading
+        if e.get("error")
+    ]
+    violations = [
+        f"- {r['size']} {r['capacity']} {r['solver']}: " + "; ".join(r["violation_examples"][:3])
+        for r in results.rows
+        if not r.get("error") and r["violations"]
+    ]
+    parts = [
+        "## Plans\n",
+        table,
+        "\n" + LEGEND,
+        "\n## Instances\n",
+        instances,
+        "\ncover bound: fewest evictions that could relieve the relievable hot nodes "
+        "(largest evictable pods first, targets ignored).",
+        "\n## Loading (load_cluster_file on a `kubectl get -o json` file; target < 10 s "
+        "at 150,000 pods)\n",
+        loading,
+    ]
+    if violations:
+        parts += ["\n## Violations\n", "\n".join(violations)]
+    if failures:
+        parts += ["\n## Failures\n", "\n".join(failures)]
+    parts.append(f"\nTotal wall time: {results.total_seconds:.1f} s")
+    return "\n".join(parts)
+
+
+def write_json(results: Results, directory: pathlib.Path) -> pathlib.Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y%m%dT%H%M%SZ")
+    path = directory / f"bench-{stamp}.json"
+    path.write_text(json.dumps(asdict(results), indent=2, default=str) + "\n", encoding="utf-8")
+    return path
+
+
+# --- command line ------------------------------------------------------------------------------
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(part.strip().replace("_", "")) for part in text.split(",") if part)
+    except ValueError:
+        raise argparse.ArgumentTypeError("sizes are node counts, e.g. 100,1000") from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError("sizes must be at least 1")
+    return sizes
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description="loadaware's planners against the descheduler's order on generated clusters",
+    )
+    parser.add_argument(
+        "--sizes",
+        type=_sizes,
+        help="node counts, comma-separated (default 100,1000,5000)",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="100 and 1,000 nodes only (ignored with --sizes)"
+    )
+    parser.add_argument("--capacity", choices=(*CAPACITIES, "both"), default="both")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--pods-per-node", type=int, default=30)
+    parser.add_argument(
+        "--solvers",
+        default=",".join(SOLVERS),
+        help=f"comma-separated, from {', '.join(SOLVERS)} (default all)",
+    )
+    parser.add_argument("--policy", type=pathlib.Path, help="policy file (default: the defaults)")
+    parser.add_argument("--out", type=pathlib.Path, default=RESULTS_DIR, help="JSON results dir")
+    parser.add_argument("--no-json", action="store_true", help="write no JSON results")
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="plan in this process (no fork; peak memory is not measured)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=900.0, help="seconds per planner run (default 900)"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    solvers = tuple(s.strip() for s in args.solvers.split(",") if s.strip())
+    unknown = sorted(set(solvers) - set(SOLVERS))
+    if unknown or not solvers:
+        parser.error(f"unknown solvers {unknown}; choose from {', '.join(SOLVERS)}")
+    sizes = args.sizes or (QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    options = Options(
+        sizes=sizes,
+        capacities=CAPACITIES if args.capacity == "both" else (args.capacity,),
+        seed=args.seed,
+        pods_per_node=args.pods_per_node,
+        solvers=solvers,
+        out=None if args.no_json else args.out,
+        isolate=not args.in_process,
+        timeout_seconds=args.timeout,
+        policy_file=args.policy,
+    )
+    results = run_benchmark(options)
+    print(render(results))
+    if options.out is not None:
+        print(f"\nResults: {write_json(results, options.out)}")
+    failed = any(r.get("error") for r in [*results.rows, *results.loading])
+    max_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    _progress(f"harness peak RSS: {max_rss / 1024:.0f} MiB")
+    return 1 if failed else 0

@@ -1,0 +1,213 @@
+"""Usage from metrics-server: the metrics.k8s.io/v1beta1 API, read through the
+official client's CustomObjectsApi (two lists per round: nodes and pods).
+
+Each NodeMetrics and PodMetrics covers the interval [timestamp - window,
+timestamp] (the API's documented meaning), so `timestamp` is the time of its
+newest sample; `window` must be a positive duration or the object is malformed.
+metrics-server keeps no history, so Usage.history is None.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Collection, Mapping
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+import urllib3.exceptions
+
+from loadaware.errors import RefusedError
+from loadaware.metrics import _file
+from loadaware.metrics._types import Usage, UsageSample
+from loadaware.policy import MetricsSettings
+
+GROUP, VERSION = "metrics.k8s.io", "v1beta1"
+
+_SUFFIXES = {
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+    "": Decimal(1),
+    "k": Decimal("1e3"),
+    "M": Decimal("1e6"),
+    "G": Decimal("1e9"),
+    "T": Decimal("1e12"),
+    "P": Decimal("1e15"),
+    "E": Decimal("1e18"),
+    "Ki": Decimal(2**10),
+    "Mi": Decimal(2**20),
+    "Gi": Decimal(2**30),
+    "Ti": Decimal(2**40),
+    "Pi": Decimal(2**50),
+    "Ei": Decimal(2**60),
+}
+# A resource.Quantity as metrics-server writes it ("123456789n", "2500Ki", "1e3").
+_QUANTITY = re.compile(r"([+-]?[0-9.]+)(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)")
+# A Go duration as metav1.Duration serialises it ("15s", "1m0.5s", "20.003s").
+_DURATION = re.compile(r"(?:([0-9.]+)(h|m|s|ms|us|µs|ns))+")
+_DURATION_PART = re.compile(r"([0-9.]+)(h|ms|us|µs|ns|m|s)")
+_DURATION_UNITS = {
+    "h": 3600.0,
+    "m": 60.0,
+    "s": 1.0,
+    "ms": 1e-3,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ns": 1e-9,
+}
+
+
+def parse_quantity(text: str) -> float:
+    """A Kubernetes quantity as a float (cores for cpu, bytes for memory)."""
+    match = _QUANTITY.fullmatch(text.strip()) if isinstance(text, str) else None
+    if match is None:
+        raise ValueError(f"not a quantity: {text!r}")
+    number, exponent, suffix = match.groups()
+    try:
+        value = Decimal(number)
+        if exponent:
+            value *= Decimal(f"1{exponent}")
+        else:
+            value *= _SUFFIXES[suffix or ""]
+    except InvalidOperation:
+        raise ValueError(f"not a quantity: {text!r}") from None
+    return float(value)
+
+
+def _parse_window(text: Any) -> float:
+    if not isinstance(text, str) or _DURATION.fullmatch(text) is None:
+        raise ValueError(f"not a duration: {text!r}")
+    return sum(float(n) * _DURATION_UNITS[u] for n, u in _DURATION_PART.findall(text))
+
+
+class MetricsServerProvider:
+    """MetricsProvider reading metrics.k8s.io through a kubernetes ApiClient."""
+
+    def __init__(self, settings: MetricsSettings, api_client: object) -> None:
+        if settings.metrics_server is None:
+            raise ValueError("the metrics settings have no metricsServer source")
+        self._timeout = settings.metrics_server.timeout.total_seconds()
+        self._api_client = api_client
+        self.description = f"metrics-server ({GROUP}/{VERSION})"
+
+    def __repr__(self) -> str:
+        return "MetricsServerProvider()"
+
+    def fetch_usage(
+        self,
+        node_names: Collection[str],
+        pod_keys: Collection[str],
+        *,
+        now: datetime.datetime,
+    ) -> Usage:
+        wanted_nodes, wanted_pods = frozenset(node_names), frozenset(pod_keys)
+        nodes: dict[str, UsageSample] = {}
+        for item in self._list("nodes"):
+            name = _name(item, "nodes")
+            if name in wanted_nodes:
+                _put(nodes, name, _sample(item.get("usage"), item, "nodes", name), "node")
+        pods: dict[str, UsageSample] = {}
+        for item in self._list("pods") if wanted_pods else []:
+            metadata = item.get("metadata") or {}
+            key = f"{metadata.get('namespace')}/{_name(item, 'pods')}"
+            if key not in wanted_pods:
+                continue
+            containers = item.get("containers")
+            if not isinstance(containers, list):
+                raise _malformed("pods", key, "containers is not a list")
+            if not containers:
+                continue  # nothing measured yet: the pod simply has no sample
+            usages = [c.get("usage") if isinstance(c, Mapping) else None for c in containers]
+            samples = [_sample(u, item, "pods", key) for u in usages]
+            total = UsageSample(
+                cpu_cores=sum(s.cpu_cores for s in samples),
+                memory_bytes=sum(s.memory_bytes for s in samples),
+                timestamp=samples[0].timestamp,
+            )
+            _put(pods, key, total, "pod")
+        notes = {
+            name: f"{self.description} has no NodeMetrics for it"
+            for name in wanted_nodes
+            if name not in nodes
+        }
+        return Usage(collected_at=now, nodes=nodes, pods=pods, notes=notes)
+
+    def _list(self, plural: str) -> list[dict[str, Any]]:
+        from kubernetes import client
+
+        api = client.CustomObjectsApi(self._api_client)  # type: ignore[arg-type]
+        try:
+            body = api.list_cluster_custom_object(
+                GROUP, VERSION, plural, _request_timeout=self._timeout
+            )
+        except client.ApiException as exc:
+            # str(exc) carries response headers and body; status and reason suffice.
+            reference = "metrics-query-failed"
+            if exc.status in (401, 403):
+                reference = "metrics-auth-failed"
+            elif exc.status in (404, 502, 503, 504):
+                reference = "metrics-unreachable"  # the APIService is missing or down
+            raise RefusedError(
+                f"{GROUP}/{VERSION} {plural}: HTTP {exc.status} {exc.reason}",
+                reference=reference,
+                hint="is metrics-server installed and its APIService Available?"
+                if reference == "metrics-unreachable"
+                else None,
+            ) from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise RefusedError(
+                f"cannot reach the Kubernetes API for {GROUP}/{VERSION} {plural}: "
+                f"{type(exc).__name__}",
+                reference="metrics-unreachable",
+            ) from None
+        items = body.get("items") if isinstance(body, Mapping) else None
+        if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
+            raise RefusedError(
+                f"{GROUP}/{VERSION} {plural}: the answer is not a list of objects",
+                reference="metrics-query-failed",
+            )
+        return items
+
+
+def _name(item: Mapping[str, Any], plural: str) -> str:
+    metadata = item.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    if not isinstance(name, str) or not name:
+        raise _malformed(plural, "?", "metadata.name is missing")
+    return name
+
+
+def _sample(usage: Any, item: Mapping[str, Any], plural: str, key: str) -> UsageSample:
+    if not isinstance(usage, Mapping):
+        raise _malformed(plural, key, "usage is missing")
+    try:
+        cpu = parse_quantity(usage.get("cpu"))
+        memory = parse_quantity(usage.get("memory"))
+    except ValueError as exc:
+        raise _malformed(plural, key, str(exc)) from None
+    stamp = item.get("timestamp")
+    moment = _file._parse_timestamp(stamp) if isinstance(stamp, str) else None
+    if moment is None:
+        raise _malformed(plural, key, f"timestamp {stamp!r} is not an RFC 3339 time")
+    try:
+        window = _parse_window(item.get("window"))
+    except ValueError as exc:
+        raise _malformed(plural, key, str(exc)) from None
+    if window <= 0:
+        raise _malformed(plural, key, f"window {item.get('window')!r} is not positive")
+    return UsageSample(cpu_cores=cpu, memory_bytes=memory, timestamp=moment)
+
+
+def _put(samples: dict[str, UsageSample], key: str, sample: UsageSample, kind: str) -> None:
+    if key in samples:
+        raise RefusedError(
+            f"{GROUP}/{VERSION} lists {kind} {key} more than once", reference="duplicate-series"
+        )
+    samples[key] = sample
+
+
+def _malformed(plural: str, key: str, problem: str) -> RefusedError:
+    return RefusedError(
+        f"{GROUP}/{VERSION} {plural} {key}: {problem}", reference="metrics-query-failed"
+    )

@@ -1,0 +1,667 @@
+"""Usage from Prometheus (or Thanos Querier, Grafana Mimir: the same HTTP API).
+
+Whole-cluster instant queries, never one per node or pod: a value query per
+resource (node cpu, node memory, pod cpu, pod memory) and a sample-time query
+giving the time of the newest raw sample behind each value. An instant query
+answers with samples up to the lookback delta (5m) old, stamped with the
+evaluation time, so a node-exporter that died 4 minutes ago still "has a
+value"; `timestamp()` of the raw series is the scrape time instead. Value and
+sample time are separate queries, not one joined with `or`, because the join
+costs Prometheus more than the two queries together. They run concurrently.
+
+With hotspot confirmation on, one range query reads node cpu and memory over
+the last points for confirm_hotspots; its last point, at the round's time, is
+then the current node value (no instant node value queries). When a node of the
+cluster has no current value, one more query asks when its series were last
+seen (over LAST_SEEN_HORIZON), so that the refusal says how old its data is.
+
+Why requests rather than prometheus-api-client's custom_query: that client sends
+the query in the URL even for POST (long queries hit proxies' URL limits), drops
+the resultType (a matrix cannot be told from a vector) and puts the whole
+response body into its exception text. The session here carries its own urllib3
+Retry (one connection retry, no retries on 5xx or reads, no backoff), always a
+timeout, and no redirects (a redirect is an auth proxy's login page, not data).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import datetime
+import json
+import logging
+import math
+import re
+import time
+import urllib.parse
+import warnings
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+import requests.adapters
+import urllib3
+import urllib3.util
+
+from loadaware.errors import RefusedError
+from loadaware.metrics import _auth, _hotspot
+from loadaware.metrics._types import NodeHistory, Usage, UsageHistory, UsageSample
+from loadaware.policy import MetricsSettings, PrometheusSource
+
+log = logging.getLogger(__name__)
+
+UNREACHABLE = "metrics-unreachable"
+QUERY_FAILED = "metrics-query-failed"
+DUPLICATE = "duplicate-series"
+
+# A label the queries add to tell the parts of a combined query apart.
+PART_LABEL = "loadaware_part"
+# How far back the last-seen query looks for a node with no current value.
+LAST_SEEN_HORIZON = "1h"
+# Its subquery step; at most the lookback delta, so no sample falls between steps.
+LAST_SEEN_STEP = "1m"
+# Error bodies are cut to this length before they reach a message.
+MAX_ERROR_TEXT = 300
+# Queries in flight at once in a round; each is one whole-cluster query.
+QUERY_THREADS = 4
+NODE_RESOURCES = ("nodeCpu", "nodeMemory")
+POD_RESOURCES = ("podCpu", "podMemory")
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceQuery:
+    """The PromQL for one resource: its value, and the unix time of its newest raw sample."""
+
+    name: str  # the policy's key: nodeCpu, nodeMemory, podCpu, podMemory
+    value: str
+    timestamp: str
+
+
+# cAdvisor reports a container's cpu and memory in the same kubelet scrape, so
+# one sample-time query dates both pod resources (and is asked once per round:
+# at 150,000 pods each query is a 13 MB answer).
+_POD_SAMPLE_TIME = (
+    'min by (namespace, pod) (timestamp(container_memory_working_set_bytes{container!=""}))'
+)
+
+# kube-prometheus-stack names. Node queries aggregate *without* the per-cpu and
+# per-mode labels, not *by* the node label, so that two exporters reporting for
+# one node stay two series (duplicate-series) instead of being silently summed.
+# A sum is only as fresh as its stalest input, hence min() over timestamps.
+DEFAULT_QUERIES: Mapping[str, ResourceQuery] = {
+    "nodeCpu": ResourceQuery(
+        "nodeCpu",
+        'sum without (cpu, mode) (rate(node_cpu_seconds_total{mode!="idle"}[$window]))',
+        # Every mode of a cpu comes from the same scrape: idle alone dates them all.
+        'min without (cpu, mode) (timestamp(node_cpu_seconds_total{mode="idle"}))',
+    ),
+    "nodeMemory": ResourceQuery(
+        "nodeMemory",
+        "node_memory_MemTotal_bytes - node_memory_MemAvailable_bytes",
+        # Both come from one read of /proc/meminfo in the same scrape.
+        "timestamp(node_memory_MemAvailable_bytes)",
+    ),
+    "podCpu": ResourceQuery(
+        "podCpu",
+        'sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!=""}[$window]))',
+        _POD_SAMPLE_TIME,
+    ),
+    "podMemory": ResourceQuery(
+        "podMemory",
+        'sum by (namespace, pod) (container_memory_working_set_bytes{container!=""})',
+        _POD_SAMPLE_TIME,
+    ),
+}
+
+_PORT = re.compile(r"(?P<host>[^:]+|\[[^\]]*\]):[0-9]+")
+
+
+def queries_for(source: PrometheusSource) -> dict[str, ResourceQuery]:
+    """The effective queries: defaults, overridden by the policy, `$window` filled in."""
+    window = _promql_duration(source.rate_window)
+    overrides = source.queries
+    result = {}
+    for name, default in DEFAULT_QUERIES.items():
+        field = re.sub(r"([A-Z])", r"_\1", name).lower()
+        value = getattr(overrides, field) or default.value
+        stamp = getattr(overrides, f"{field}_timestamp") or default.timestamp
+        result[name] = ResourceQuery(
+            name, value.replace("$window", window), stamp.replace("$window", window)
+        )
+    return result
+
+
+def node_name_from_label(value: str) -> str:
+    """The node name in a node label value: `instance` usually carries `host:port`."""
+    match = _PORT.fullmatch(value)
+    return match.group("host") if match else value
+
+
+class PrometheusProvider:
+    """MetricsProvider reading a Prometheus-compatible HTTP API.
+
+    read_secret reads Kubernetes Secrets for authToken and basicAuth (see
+    kubernetes_secret_reader); it is called at the start of every fetch and its
+    result is dropped at the end.
+    """
+
+    def __init__(
+        self,
+        settings: MetricsSettings,
+        *,
+        read_secret: _auth.SecretReader | None = None,
+    ) -> None:
+        if settings.prometheus is None:
+            raise ValueError("the metrics settings have no prometheus source")
+        self._settings = settings
+        self._source = settings.prometheus
+        self._read_secret = read_secret
+        self._queries = queries_for(self._source)
+        # The path prefix (Thanos, Mimir's /prometheus) is kept; userinfo never is.
+        parts = urllib.parse.urlsplit(str(self._source.url))
+        netloc = parts.netloc.rpartition("@")[2]
+        self._base = urllib.parse.urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+        self.description = f"Prometheus {self._base}"
+
+    def __repr__(self) -> str:
+        return f"PrometheusProvider({self._base!r})"
+
+    @property
+    def queries(self) -> Mapping[str, ResourceQuery]:
+        return self._queries
+
+    def fetch_usage(
+        self,
+        node_names: Collection[str],
+        pod_keys: Collection[str],
+        *,
+        now: datetime.datetime,
+    ) -> Usage:
+        credentials = _auth.resolve_credentials(self._source, self._read_secret)
+        wanted_nodes, wanted_pods = frozenset(node_names), frozenset(pod_keys)
+        confirmation = self._settings.hotspot_confirmation
+        with (
+            self._session(credentials) as client,
+            concurrent.futures.ThreadPoolExecutor(QUERY_THREADS) as pool,
+        ):
+            # Queries run side by side: Prometheus evaluates one while the JSON of
+            # another is parsed here. Identical texts are asked once (the default
+            # pod queries share their sample-time query).
+            jobs: dict[tuple[bool, str], concurrent.futures.Future[_Series]] = {}
+
+            def submit(is_node: bool, text: str, what: str) -> None:
+                if (is_node, text) not in jobs:
+                    wanted = wanted_nodes if is_node else wanted_pods
+                    jobs[(is_node, text)] = pool.submit(
+                        self._instant_series, client, is_node, text, what, wanted, now
+                    )
+
+            # With confirmation on, the range query (submitted first: it is the
+            # slowest) also gives the current node values.
+            history_job = None
+            if confirmation.consecutive > 1 and wanted_nodes:
+                history_job = pool.submit(self._history, client, wanted_nodes, now)
+            for names, is_node in ((NODE_RESOURCES, True), (POD_RESOURCES, False)):
+                for name in names:
+                    if history_job is None or not is_node:
+                        submit(is_node, self._queries[name].value, name)
+                    submit(is_node, self._queries[name].timestamp, f"{name}Timestamp")
+            try:
+                results = {key: job.result() for key, job in jobs.items()}
+                history = None
+                if history_job is not None:
+                    history, current = history_job.result()
+                    for name in NODE_RESOURCES:
+                        results[(True, self._queries[name].value)] = current[name]
+            except BaseException:
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+
+            def resources(names: tuple[str, str], is_node: bool) -> list[_Resource]:
+                return [
+                    _Resource(
+                        query=self._queries[n],
+                        values=results[(is_node, self._queries[n].value)],
+                        stamps=results[(is_node, self._queries[n].timestamp)],
+                    )
+                    for n in names
+                ]
+
+            nodes, notes, missing = _assemble(wanted_nodes, resources(NODE_RESOURCES, True))
+            pods, _, _ = _assemble(wanted_pods, resources(POD_RESOURCES, False))
+            last_seen = self._last_seen(client, missing, now) if missing else {}
+        return Usage(
+            collected_at=now,
+            nodes=nodes,
+            pods=pods,
+            history=history,
+            last_seen=last_seen,
+            notes=notes,
+        )
+
+    # -- the queries -------------------------------------------------------
+
+    def _instant_series(
+        self,
+        client: _Client,
+        is_node: bool,
+        text: str,
+        what: str,
+        wanted: frozenset[str],
+        now: datetime.datetime,
+    ) -> _Series:
+        label = self._source.node_label
+        series = _Series(what=what, text=text, note=f"sample time from {what} `{text}`")
+        values, owners = series.values, series.owners
+        # The hot loop of a round (150,000 pods): one pass, no per-series calls
+        # beyond what identifies the series.
+        try:
+            for item in client.instant(text, now, what):
+                metric = item["metric"]
+                if is_node:
+                    raw = metric.get(label)
+                    key = None if raw is None else node_name_from_label(raw)
+                else:
+                    namespace, pod = metric.get("namespace"), metric.get("pod")
+                    key = None if namespace is None or pod is None else f"{namespace}/{pod}"
+                if key is None:
+                    series.unlabelled += 1
+                elif key in wanted:
+                    if key in values:
+                        series.add(key, metric, 0.0)  # raises duplicate-series
+                    owners[key] = metric
+                    values[key] = float(item["value"][1])
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise client.bad_shape(text, what, "a sample without metric or value") from None
+        return series
+
+    def _last_seen(
+        self, client: _Client, missing: Mapping[str, tuple[str, ...]], now: datetime.datetime
+    ) -> dict[str, datetime.datetime]:
+        names = ("nodeCpu", "nodeMemory")
+        text = " or ".join(
+            _marked(
+                f"max_over_time(({self._queries[n].timestamp})"
+                f"[{LAST_SEEN_HORIZON}:{LAST_SEEN_STEP}])",
+                n,
+            )
+            for n in names
+        )
+        seen: dict[str, dict[str, float]] = {n: {} for n in names}
+        for item in client.instant(text, now, "last seen"):
+            metric, value = item.get("metric") or {}, _number(item.get("value"))
+            part, raw = metric.get(PART_LABEL), metric.get(self._source.node_label)
+            if part in seen and raw is not None and math.isfinite(value):
+                node = node_name_from_label(raw)
+                # Two exporters for a node: the older one bounds how fresh it is.
+                seen[part][node] = min(value, seen[part].get(node, math.inf))
+        result = {}
+        for node, lacking in missing.items():
+            times = [seen[part].get(node) for part in lacking]
+            if times and all(t is not None for t in times):
+                result[node] = _from_unix(min(t for t in times if t is not None))
+        return result
+
+    def _history(
+        self, client: _Client, wanted: frozenset[str], now: datetime.datetime
+    ) -> tuple[UsageHistory, dict[str, _Series]]:
+        """Node usage over the confirmation range, and its last point (at `now`) as the
+        current node values: the instant value queries would evaluate the same
+        expressions at the same time again."""
+        confirmation = self._settings.hotspot_confirmation
+        points = _hotspot.history_points(confirmation.consecutive)
+        step = confirmation.interval.total_seconds()
+        start = now - datetime.timedelta(seconds=step * (points - 1))
+        times = tuple(start + datetime.timedelta(seconds=step * i) for i in range(points))
+        text = " or ".join(
+            _marked(self._queries[name].value, resource)
+            for name, resource in (("nodeCpu", "cpu"), ("nodeMemory", "memory"))
+        )
+        columns: dict[str, dict[str, list[float]]] = {}
+        owners: dict[tuple[str, str], Mapping[str, str]] = {}
+        last: dict[tuple[str, str], float] = {}
+        for metric, values in client.range(text, start, now, step, "hotspot confirmation"):
+            raw, resource = metric.get(self._source.node_label), metric.get(PART_LABEL)
+            if raw is None or resource not in ("cpu", "memory"):
+                continue
+            node = node_name_from_label(raw)
+            if node not in wanted:
+                continue
+            if (node, resource) in owners:
+                raise _duplicate(node, "node", owners[(node, resource)], metric, "range query")
+            owners[(node, resource)] = metric
+            row = columns.setdefault(node, {}).setdefault(resource, [math.nan] * points)
+            for moment, value in values:
+                index = round((moment - start.timestamp()) / step)
+                if 0 <= index < points:
+                    row[index] = value
+                if index == points - 1:
+                    # Kept apart from the row, where NaN means "no point": a NaN
+                    # value must reach the plausibility check as NaN.
+                    last[(node, resource)] = value
+        nan_row = (math.nan,) * points
+        history = UsageHistory(
+            times=times,
+            nodes={
+                node: NodeHistory(
+                    cpu_cores=tuple(rows.get("cpu", nan_row)),
+                    memory_bytes=tuple(rows.get("memory", nan_row)),
+                )
+                for node, rows in columns.items()
+            },
+        )
+        current = {}
+        for name, resource in (("nodeCpu", "cpu"), ("nodeMemory", "memory")):
+            series = _Series(what=name, text=self._queries[name].value)
+            for (node, part), value in last.items():
+                # A node without a point at `now` (its series ended within the
+                # range) has no current value.
+                if part == resource:
+                    series.values[node] = value
+                    series.owners[node] = owners[(node, resource)]
+            current[name] = series
+        return history, current
+
+    @contextmanager
+    def _session(self, credentials: _auth.Credentials) -> Iterator[_Client]:
+        session = requests.Session()
+        retry = urllib3.util.Retry(
+            total=1, connect=1, read=0, status=0, other=0, redirect=0, backoff_factor=0
+        )
+        adapter = requests.adapters.HTTPAdapter(max_retries=retry)
+        session.mount("http://", adapter)
+        session.mount("https://", adapter)
+        session.headers.update(self._source.headers)
+        session.auth = credentials.requests_auth()
+        # Given per request, not on the session: requests lets REQUESTS_CA_BUNDLE
+        # override a session's verify, which would silently drop caFile.
+        verify: bool | str = True
+        if self._source.insecure_skip_verify:
+            verify = False
+        elif self._source.ca_file is not None:
+            verify = self._source.ca_file
+        if self._source.cert_file is not None and self._source.key_file is not None:
+            session.cert = (self._source.cert_file, self._source.key_file)
+        try:
+            with warnings.catch_warnings():
+                if self._source.insecure_skip_verify:
+                    # The policy asked for it; say so once per round rather than per request.
+                    warnings.simplefilter("ignore", urllib3.exceptions.InsecureRequestWarning)
+                    log.warning(
+                        "TLS certificate verification of the metrics source is disabled",
+                        extra={"source": self._base},
+                    )
+                yield _Client(session, self._base, self._source.timeout, credentials, verify)
+        finally:
+            session.close()
+
+
+def _marked(query: str, part: str) -> str:
+    return f'label_replace(({query}), "{PART_LABEL}", "{part}", "", "")'
+
+
+@dataclass(slots=True, kw_only=True)
+class _Series:
+    """One query's answer, by node name or pod key (only the keys a round asked for)."""
+
+    what: str
+    text: str
+    note: str = ""
+    values: dict[str, float] = field(default_factory=dict)
+    owners: dict[str, Mapping[str, str]] = field(default_factory=dict)
+    unlabelled: int = 0  # series without the identity labels
+
+    def add(self, key: str, metric: Mapping[str, str], value: float) -> None:
+        if key in self.values:
+            kind = "pod" if "/" in key else "node"
+            raise _duplicate(key, kind, self.owners[key], metric, f"{self.what} `{self.text}`")
+        self.owners[key] = metric
+        self.values[key] = value
+
+    def describe_missing(self, kind: str) -> str:
+        lacking = (
+            f" ({self.unlabelled} series lacked the identity labels)" if self.unlabelled else ""
+        )
+        return f"no {kind} from {self.what} `{self.text}`{lacking}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Resource:
+    query: ResourceQuery
+    values: _Series
+    stamps: _Series
+
+
+def _duplicate(
+    key: str, kind: str, first: Mapping[str, str], second: Mapping[str, str], where: str
+) -> RefusedError:
+    def labels(metric: Mapping[str, str]) -> str:
+        shown = {k: v for k, v in sorted(metric.items()) if k != PART_LABEL}
+        return "{" + ", ".join(f'{k}="{v}"' for k, v in shown.items()) + "}"
+
+    return RefusedError(
+        f"{kind} {key} has more than one series from {where}: {labels(first)} and {labels(second)}",
+        reference=DUPLICATE,
+        hint="two exporters or scrape jobs report for it; aggregate or filter them in the query",
+    )
+
+
+def _assemble(
+    wanted: frozenset[str], resources: list[_Resource]
+) -> tuple[dict[str, UsageSample], dict[str, str], dict[str, tuple[str, ...]]]:
+    """Samples for keys with both resources dated; notes and the lacking resources for the rest.
+
+    A sample's time is the oldest of its resources' sample times: a value is only as
+    fresh as its stalest input."""
+    cpu, memory = resources
+    samples: dict[str, UsageSample] = {}
+    notes: dict[str, str] = {}
+    missing: dict[str, tuple[str, ...]] = {}
+    moments: dict[float, datetime.datetime] = {}
+    for key in wanted:
+        cpu_value, memory_value = cpu.values.values.get(key), memory.values.values.get(key)
+        cpu_stamp, memory_stamp = cpu.stamps.values.get(key), memory.stamps.values.get(key)
+        if cpu_value is None or memory_value is None or cpu_stamp is None or memory_stamp is None:
+            lacking = [
+                r
+                for r, v, t in (
+                    (cpu, cpu_value, cpu_stamp),
+                    (memory, memory_value, memory_stamp),
+                )
+                if v is None or t is None
+            ]
+            missing[key] = tuple(r.query.name for r in lacking)
+            notes[key] = "; ".join(
+                r.values.describe_missing("value")
+                if r.values.values.get(key) is None
+                else r.stamps.describe_missing("sample time")
+                for r in lacking
+            )
+            continue
+        oldest = cpu if cpu_stamp <= memory_stamp else memory
+        stamp = min(cpu_stamp, memory_stamp)
+        # Pods scraped together share a time: one datetime per distinct time.
+        moment = moments.get(stamp)
+        if moment is None:
+            moment = moments[stamp] = _from_unix(stamp)
+        samples[key] = UsageSample(cpu_cores=cpu_value, memory_bytes=memory_value, timestamp=moment)
+        notes[key] = oldest.stamps.note
+    return samples, notes, missing
+
+
+def _number(pair: Any) -> float:
+    """The value of a [time, "text"] pair; NaN when it is not one."""
+    try:
+        return float(pair[1])
+    except (IndexError, TypeError, ValueError):
+        return math.nan
+
+
+def _from_unix(seconds: float) -> datetime.datetime:
+    if not math.isfinite(seconds):
+        # A NaN sample time cannot be judged; the epoch makes it plainly stale.
+        return datetime.datetime.fromtimestamp(0, datetime.UTC)
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC)
+
+
+def _promql_duration(value: datetime.timedelta) -> str:
+    seconds = value.total_seconds()
+    if seconds.is_integer():
+        return f"{int(seconds)}s"
+    return f"{round(seconds * 1000)}ms"
+
+
+class _Client:
+    """POSTs to the query API and checks the answer's shape. One per round."""
+
+    def __init__(
+        self,
+        session: requests.Session,
+        base: str,
+        timeout: datetime.timedelta,
+        credentials: _auth.Credentials,
+        verify: bool | str,
+    ) -> None:
+        self._verify = verify
+        self._session = session
+        self._base = base
+        self._timeout = timeout.total_seconds()
+        self._credentials = credentials
+
+    def instant(self, query: str, now: datetime.datetime, what: str) -> list[Any]:
+        """The raw vector: a list of {"metric": {...}, "value": [time, "text"]}."""
+        data = self._post("query", {"query": query, "time": _unix(now)}, query, what)
+        return self._result(data, "vector", query, what)
+
+    def range(
+        self,
+        query: str,
+        start: datetime.datetime,
+        end: datetime.datetime,
+        step: float,
+        what: str,
+    ) -> list[tuple[Mapping[str, str], list[tuple[float, float]]]]:
+        form = {"query": query, "start": _unix(start), "end": _unix(end), "step": f"{step:g}"}
+        data = self._post("query_range", form, query, what)
+        result = self._result(data, "matrix", query, what)
+        parsed = []
+        for series in result:
+            try:
+                points = [(float(t), float(v)) for t, v in series["values"]]
+                parsed.append((series["metric"], points))
+            except (KeyError, TypeError, ValueError):
+                raise self.bad_shape(query, what, "a series without metric or values") from None
+        return parsed
+
+    def _post(self, endpoint: str, form: dict[str, str], query: str, what: str) -> Any:
+        url = f"{self._base}/api/v1/{endpoint}"
+        # Prometheus stops evaluating at its own timeout too, so a slow query is not
+        # left running after the client gave up.
+        form = {**form, "timeout": f"{self._timeout:g}s"}
+        started = time.perf_counter()
+        try:
+            response = self._session.post(
+                url, data=form, timeout=self._timeout, allow_redirects=False, verify=self._verify
+            )
+        except requests.Timeout:
+            raise RefusedError(
+                f"{self._base} did not answer within {self._timeout:g}s ({what})",
+                reference=UNREACHABLE,
+            ) from None
+        except requests.exceptions.SSLError as exc:
+            raise RefusedError(
+                f"TLS with {self._base} failed: {self._reason(exc)}", reference=UNREACHABLE
+            ) from None
+        except requests.RequestException as exc:
+            # `from None`: the chained exception holds the prepared request, headers included.
+            raise RefusedError(
+                f"cannot reach {self._base}: {self._reason(exc)}", reference=UNREACHABLE
+            ) from None
+        log.debug(
+            "metrics query answered",
+            extra={
+                "query_name": what,
+                "status": response.status_code,
+                "bytes": len(response.content),
+                "seconds": round(time.perf_counter() - started, 3),
+            },
+        )
+        status = response.status_code
+        if status != 200:
+            raise self._http_error(response, query, what)
+        try:
+            return json.loads(response.content)
+        except ValueError:
+            raise self.bad_shape(query, what, "a body that is not JSON") from None
+
+    def _result(self, data: Any, expected: str, query: str, what: str) -> list[Any]:
+        if not isinstance(data, dict) or data.get("status") != "success":
+            raise self.bad_shape(query, what, "no success status")
+        body = data.get("data")
+        if not isinstance(body, dict):
+            raise self.bad_shape(query, what, "no data")
+        kind = body.get("resultType")
+        if kind != expected:
+            raise RefusedError(
+                f"{what} query returned a {kind} where a {expected} was expected: {query}",
+                reference=QUERY_FAILED,
+            )
+        result = body.get("result")
+        if not isinstance(result, list):
+            raise self.bad_shape(query, what, "no result list")
+        return result
+
+    def _http_error(self, response: requests.Response, query: str, what: str) -> RefusedError:
+        status = response.status_code
+        detail = response.reason or ""
+        try:
+            body = response.json()
+            if isinstance(body, dict) and isinstance(body.get("error"), str):
+                detail = body["error"]
+        except ValueError:
+            detail = response.text[:MAX_ERROR_TEXT].strip() or detail
+        detail = self._clean(detail)
+        if status in (401, 403):
+            return RefusedError(
+                f"{self._base} refused the credentials: HTTP {status} {detail}".rstrip(),
+                reference=_auth.AUTH_FAILED,
+                hint="check the policy's authToken, tokenFile or basicAuth",
+            )
+        if 300 <= status < 400:
+            target = urllib.parse.urlsplit(response.headers.get("Location", ""))
+            return RefusedError(
+                f"{self._base} redirected the query (HTTP {status} to "
+                f"{target.scheme}://{target.netloc}{target.path}); "
+                "is the URL that of an auth proxy's login page?",
+                reference=QUERY_FAILED,
+            )
+        reference = UNREACHABLE if status in (502, 503, 504) else QUERY_FAILED
+        return RefusedError(
+            f"{self._base} answered HTTP {status} to the {what} query: {detail}; query: {query}",
+            reference=reference,
+        )
+
+    def bad_shape(self, query: str, what: str, problem: str) -> RefusedError:
+        return RefusedError(
+            f"{self._base} answered the {what} query with {problem}; query: {query}",
+            reference=QUERY_FAILED,
+        )
+
+    def _reason(self, exc: Exception) -> str:
+        # requests wraps urllib3's MaxRetryError, whose `reason` is the useful part
+        # ("Connection refused", "certificate verify failed").
+        inner: BaseException = exc
+        if exc.args and isinstance(exc.args[0], BaseException):
+            inner = exc.args[0]
+        reason = getattr(inner, "reason", None)
+        if isinstance(reason, BaseException):
+            inner = reason
+        return self._clean(str(inner) or type(inner).__name__)
+
+    def _clean(self, text: str) -> str:
+        return _auth.redact(" ".join(text.split())[:MAX_ERROR_TEXT], self._credentials)
+
+
+def _unix(moment: datetime.datetime) -> str:
+    return f"{moment.timestamp():.3f}"

@@ -1,0 +1,356 @@
+"""A round or a plan as one self-contained HTML page.
+
+Input is the JSON loadaware already writes (the Plan of `plan -o json`, the
+audit record of `round_to_json`), so a page can also be made later from a
+stored record. The page has no external assets: styles inline, bars as inline
+SVG, no scripts, no links, no fonts to fetch; it opens the same offline, in a
+mail attachment or in a CI artifact viewer.
+
+Per node, grouped by class: utilisation before, expected by the plan, and
+observed after the evictions (audit records with verification only), per
+resource. Then the evictions with their reasons (and results), the budgets
+used, and the solver with its optimality gap.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+CLASS_ORDER = ("hot", "excluded", "normal", "cold")
+RESOURCES = ("cpu", "memory")
+# Results that took a pod off its node (or would have, in a dry run): what budgets count.
+_COUNTED_RESULTS = frozenset({"evicted", "dry-run"})
+
+_BAR_WIDTH = 240
+_BAR_HEIGHT = 10
+_SERIES = (  # name, colour, label
+    ("before", "#c0392b", "before"),
+    ("expected", "#2471a3", "expected"),
+    ("observed", "#1e8449", "observed"),
+)
+_CSS = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #1b1b1b; background: #fff; }
+h1 { font-size: 20px; margin: 0 0 4px; }
+h2 { font-size: 16px; margin: 24px 0 8px; border-bottom: 1px solid #ddd; }
+h3 { font-size: 14px; margin: 16px 0 4px; text-transform: capitalize; }
+table { border-collapse: collapse; margin: 4px 0 12px; }
+th, td { text-align: left; padding: 3px 10px 3px 0; vertical-align: middle; }
+th { font-weight: 600; border-bottom: 1px solid #ccc; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td:first-child { white-space: nowrap; }
+.status { display: inline-block; padding: 1px 8px; border-radius: 3px; color: #fff; }
+.status-planned, .status-executed { background: #1e8449; }
+.status-noop { background: #7f8c8d; }
+.status-refused, .status-aborted { background: #c0392b; }
+.legend span { margin-right: 14px; }
+.swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
+.muted { color: #666; }
+"""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _NodeView:
+    name: str
+    node_class: str
+    before: Mapping[str, float]
+    expected: Mapping[str, float]
+    observed: Mapping[str, float] | None
+    note: str = ""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _percent(ratio: float | None) -> str:
+    return "–" if ratio is None else f"{ratio * 100:.0f}%"
+
+
+def _bars(view: _NodeView, resource: str) -> str:
+    """Inline SVG: one bar per series, 0–100% of allocatable (clipped beyond 120%)."""
+    values = [
+        (colour, label, series.get(resource) if series is not None else None)
+        for (name, colour, label), series in zip(
+            _SERIES, (view.before, view.expected, view.observed), strict=True
+        )
+        if name != "observed" or view.observed is not None
+    ]
+    height = len(values) * (_BAR_HEIGHT + 2)
+    parts = [
+        f'<svg width="{_BAR_WIDTH + 50}" height="{height}" role="img" '
+        f'aria-label="{_e(view.name)} {resource}">'
+    ]
+    for row, (colour, label, value) in enumerate(values):
+        y = row * (_BAR_HEIGHT + 2)
+        parts.append(
+            f'<rect x="0" y="{y}" width="{_BAR_WIDTH}" height="{_BAR_HEIGHT}" fill="#eee"/>'
+        )
+        if value is not None:
+            width = max(0.0, min(1.2, value)) / 1.2 * _BAR_WIDTH
+            parts.append(
+                f'<rect x="0" y="{y}" width="{width:.1f}" height="{_BAR_HEIGHT}" '
+                f'fill="{colour}"><title>{label}: {_percent(value)}</title></rect>'
+            )
+        parts.append(
+            f'<text x="{_BAR_WIDTH + 4}" y="{y + _BAR_HEIGHT - 1}" font-size="10">'
+            f"{_percent(value)}</text>"
+        )
+    # The 100% mark: bars run to 120% so overcommitted nodes stay visible.
+    mark = _BAR_WIDTH / 1.2
+    parts.append(
+        f'<line x1="{mark:.1f}" y1="0" x2="{mark:.1f}" y2="{height}" stroke="#333" '
+        'stroke-dasharray="2,2"/>'
+    )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _nodes_section(views: Sequence[_NodeView]) -> str:
+    if not views:
+        return '<h2>Nodes</h2><p class="muted">No nodes in this plan.</p>'
+    with_observed = any(v.observed is not None for v in views)
+    legend = "".join(
+        f'<span><span class="swatch" style="background:{colour}"></span>{label}</span>'
+        for name, colour, label in _SERIES
+        if name != "observed" or with_observed
+    )
+    out = [
+        "<h2>Nodes</h2>",
+        f'<p class="legend">{legend}<span class="muted">dashed line: 100% of allocatable'
+        "</span></p>",
+    ]
+    order = {name: index for index, name in enumerate(CLASS_ORDER)}
+    classes = sorted({v.node_class for v in views}, key=lambda c: (order.get(c, 99), c))
+    for node_class in classes:
+        members = sorted((v for v in views if v.node_class == node_class), key=lambda v: v.name)
+        out.append(f"<h3>{_e(node_class)} ({len(members)})</h3>")
+        out.append("<table><thead><tr><th>node</th>")
+        out.extend(f"<th>{resource}</th>" for resource in RESOURCES)
+        out.append("<th>note</th></tr></thead><tbody>")
+        for view in members:
+            out.append(f"<tr><td>{_e(view.name)}</td>")
+            out.extend(f"<td>{_bars(view, resource)}</td>" for resource in RESOURCES)
+            out.append(f'<td class="muted">{_e(view.note)}</td></tr>')
+        out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _evictions_section(evictions: Sequence[Mapping[str, Any]], *, with_results: bool) -> str:
+    if not evictions:
+        return '<h2>Evictions</h2><p class="muted">None.</p>'
+    columns = ["pod", "from node", "expected node", "reason"]
+    if with_results:
+        columns += ["result", "budget"]
+    out = ["<h2>Evictions</h2><table><thead><tr>"]
+    out.extend(f"<th>{c}</th>" for c in columns)
+    out.append("</tr></thead><tbody>")
+    for eviction in evictions:
+        cells = [
+            eviction.get("pod"),
+            eviction.get("node"),
+            eviction.get("expectedNode") or "–",
+            eviction.get("reason"),
+        ]
+        if with_results:
+            cells += [eviction.get("result"), eviction.get("budget") or "–"]
+        out.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _most(values: Iterable[str]) -> str:
+    counts = Counter(values)
+    if not counts:
+        return "0"
+    name, count = max(counts.items(), key=lambda item: (item[1], item[0]))
+    return f"{count} ({name})"
+
+
+def _budgets_section(
+    evictions: Sequence[Mapping[str, Any]], limits: Mapping[str, Any] | None
+) -> str:
+    """Budgets used: the most any node, namespace or workload used, against its limit."""
+    counted = [
+        e for e in evictions if e.get("result") is None or e.get("result") in _COUNTED_RESULTS
+    ]
+    round_limits = (limits or {}).get("round") or {}
+    rows = [
+        ("total", str(len(counted)), round_limits.get("maxNoOfPodsToEvictTotal")),
+        (
+            "per node",
+            _most(str(e.get("node")) for e in counted),
+            round_limits.get("maxNoOfPodsToEvictPerNode"),
+        ),
+        (
+            "per namespace",
+            _most(str(e.get("pod", "")).split("/", 1)[0] for e in counted),
+            round_limits.get("maxNoOfPodsToEvictPerNamespace"),
+        ),
+        (
+            "per workload",
+            _most(str(e["workload"]) for e in counted if e.get("workload")),
+            round_limits.get("maxNoOfPodsToEvictPerWorkload"),
+        ),
+    ]
+    out = ["<h2>Budgets used</h2><table><thead><tr><th>budget</th><th>used (most)</th>"]
+    out.append("<th>limit per round</th></tr></thead><tbody>")
+    for name, used, limit in rows:
+        shown = "none" if limit is None else limit
+        out.append(
+            f'<tr><td>{name}</td><td class="num">{_e(used)}</td>'
+            f'<td class="num">{_e(shown)}</td></tr>'
+        )
+    out.append("</tbody></table>")
+    if limits:
+        extra = {k: v for k, v in limits.items() if k != "round"}
+        if extra:
+            out.append("<table><tbody>")
+            out.extend(
+                f'<tr><td>{_e(k)}</td><td class="num">{_e("none" if v is None else v)}</td></tr>'
+                for k, v in sorted(extra.items())
+            )
+            out.append("</tbody></table>")
+    return "".join(out)
+
+
+def solver_gap(solver: Mapping[str, Any]) -> float | None:
+    """(objective - lower bound) / objective; None without both (the greedy has no bound)."""
+    objective, bound = solver.get("objective"), solver.get("lowerBound")
+    if objective is None or bound is None:
+        return None
+    if objective == 0:
+        return 0.0
+    return max(0.0, (float(objective) - float(bound)) / abs(float(objective)))
+
+
+def _solver_section(solver: Mapping[str, Any] | None, skipped: Mapping[str, int]) -> str:
+    out = ["<h2>Solver</h2>"]
+    if solver:
+        gap = solver_gap(solver)
+        rows = [
+            ("method", solver.get("method")),
+            ("seconds", solver.get("seconds")),
+            ("objective", solver.get("objective")),
+            ("lower bound", solver.get("lowerBound")),
+            ("gap", "–" if gap is None else f"{gap * 100:.2f}%"),
+        ]
+        out.append("<table><tbody>")
+        out.extend(
+            f'<tr><th>{name}</th><td class="num">{_e("–" if v is None else v)}</td></tr>'
+            for name, v in rows
+        )
+        out.append("</tbody></table>")
+    if skipped:
+        out.append("<h3>pods on hot nodes not chosen, by rule</h3><table><tbody>")
+        out.extend(
+            f'<tr><td>{_e(rule)}</td><td class="num">{_e(count)}</td></tr>'
+            for rule, count in sorted(skipped.items())
+        )
+        out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _page(title: str, header: str, body: Sequence[str]) -> str:
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head>"
+        f"<body>{header}{''.join(body)}</body></html>\n"
+    )
+
+
+def _status(status: str, reason: str) -> str:
+    return f'<p><span class="status status-{_e(status)}">{_e(status)}</span> {_e(reason)}</p>'
+
+
+def _plan_views(
+    plan_json: Mapping[str, Any], observed: Mapping[str, Mapping[str, float] | None]
+) -> list[_NodeView]:
+    return [
+        _NodeView(
+            name=node["name"],
+            node_class=node.get("class", "normal"),
+            before=node.get("before") or {},
+            expected=node.get("after") or {},
+            observed=observed.get(node["name"]),
+            note=node.get("note", ""),
+        )
+        for node in plan_json.get("nodes") or []
+    ]
+
+
+def render_plan_html(plan_json: Mapping[str, Any]) -> str:
+    """The page for a Plan as `loadaware plan -o json` prints it."""
+    status = str(plan_json.get("status", ""))
+    header = "<h1>loadaware plan</h1>" + _status(status, str(plan_json.get("reason", "")))
+    evictions = plan_json.get("evictions") or []
+    return _page(
+        f"loadaware plan: {status}",
+        header,
+        [
+            _nodes_section(_plan_views(plan_json, {})),
+            _evictions_section(evictions, with_results=False),
+            _budgets_section(evictions, None),
+            _solver_section(plan_json.get("solver"), plan_json.get("skipped") or {}),
+        ],
+    )
+
+
+def render_round_html(audit: Mapping[str, Any]) -> str:
+    """The page for a round's audit record (`round_to_json`): the plan, what was done,
+    and the utilisation observed after the evictions where it was measured."""
+    plan_json: Mapping[str, Any] = audit.get("plan") or {}
+    verification = audit.get("verification") or {}
+    relief = {r["node"]: r for r in verification.get("relief") or []}
+    views = _plan_views(plan_json, {name: r.get("observed") for name, r in relief.items()})
+    # A node verified but missing from the plan's list still gets its row.
+    known = {v.name for v in views}
+    views += [
+        _NodeView(
+            name=name,
+            node_class="hot",
+            before=r.get("before") or {},
+            expected=r.get("expected") or {},
+            observed=r.get("observed"),
+        )
+        for name, r in relief.items()
+        if name not in known
+    ]
+    status = str(audit.get("status", ""))
+    facts = [
+        ("round", audit.get("round")),
+        ("trigger", audit.get("trigger")),
+        ("started", audit.get("startedAt")),
+        ("finished", audit.get("finishedAt")),
+        ("dry run", "yes" if audit.get("dryRun") else "no"),
+        ("policy", audit.get("policyHash")),
+        ("verdict", verification.get("verdict") or "–"),
+    ]
+    header = (
+        "<h1>loadaware round</h1>"
+        + _status(status, str(audit.get("reason", "")))
+        + "<table><tbody>"
+        + "".join(
+            f"<tr><th>{name}</th><td>{_e('–' if value is None else value)}</td></tr>"
+            for name, value in facts
+        )
+        + "</tbody></table>"
+    )
+    evictions = audit.get("evictions") or []
+    # The plan's evictions when nothing was executed (a refused or planned-only round).
+    shown = evictions or plan_json.get("evictions") or []
+    return _page(
+        f"loadaware round {audit.get('round', '')}: {status}",
+        header,
+        [
+            _nodes_section(views),
+            _evictions_section(shown, with_results=bool(evictions)),
+            _budgets_section(shown, audit.get("budgets")),
+            _solver_section(plan_json.get("solver"), plan_json.get("skipped") or {}),
+        ],
+    )

@@ -1,0 +1,315 @@
+"""Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection does it.
+
+Why a Lease: only one replica may evict, yet every replica serves /metrics and
+the webhook. The rules, those of client-go's LeaseLock:
+
+- The Lease records holderIdentity, leaseDurationSeconds, acquireTime,
+  renewTime and leaseTransitions. Every write carries the resourceVersion read
+  just before it, so two replicas racing for it get one 200 and one 409.
+- Another holder's lease counts as expired when leaseDuration has passed on
+  *our* clock since we last saw the record change (not since its renewTime:
+  clocks of different machines disagree).
+- The leader renews every retryPeriod. If no renewal succeeded for
+  renewDeadline it stops leading at once — before any other replica may take
+  the lease, since renewDeadline < leaseDuration.
+- On shutdown the leader releases: holderIdentity emptied and
+  leaseDurationSeconds 1, so the next replica takes over without waiting.
+
+is_leader() is computed from the last successful renewal each time it is
+asked, so a renewal loop that stalls cannot leave a replica believing it leads.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import kubernetes.client
+import urllib3
+from kubernetes.client.exceptions import ApiException
+
+from loadaware import policy
+from loadaware.errors import ClusterError, ConflictError, NotFoundError
+
+log = logging.getLogger(__name__)
+
+RawLease = dict[str, Any]
+
+
+class Elector(Protocol):
+    """What the service needs of leader election (AlwaysLeader when it is disabled)."""
+
+    identity: str
+
+    def is_leader(self) -> bool: ...
+    def start(self) -> None: ...
+    def stop(self) -> None: ...
+    def status(self) -> dict[str, Any]: ...
+
+
+def default_identity() -> str:
+    # As client-go's examples: the host (the pod name in a Deployment) plus a random
+    # suffix, so a restarted container never mistakes the old holder for itself.
+    return f"{socket.gethostname()}_{secrets.token_hex(4)}"
+
+
+def micro_time(moment: datetime.datetime) -> str:
+    """A metav1.MicroTime: RFC 3339 with microseconds, in UTC."""
+    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class AlwaysLeader:
+    """Leader election disabled (one replica, or tests): this replica always leads."""
+
+    def __init__(self, identity: str = "standalone") -> None:
+        self.identity = identity
+        self._stopped = False
+
+    def is_leader(self) -> bool:
+        return not self._stopped
+
+    def start(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        self._stopped = True
+
+    def status(self) -> dict[str, Any]:
+        return {"enabled": False, "identity": self.identity, "isLeader": self.is_leader()}
+
+
+class _LeaseApi:
+    """The three Lease calls, through the official client, errors translated once."""
+
+    def __init__(self, api_client: Any, namespace: str, name: str, timeout_seconds: float) -> None:
+        self._api = kubernetes.client.CoordinationV1Api(api_client)
+        self._namespace = namespace
+        self._name = name
+        self._timeout = timeout_seconds
+
+    def _call(self, what: str, call: Callable[..., Any], *args: Any) -> RawLease:
+        try:
+            response = call(*args, _preload_content=False, _request_timeout=self._timeout)
+            return json.loads(response.data)
+        except ApiException as exc:
+            error: type[ClusterError] = {404: NotFoundError, 409: ConflictError}.get(
+                exc.status or 0, ClusterError
+            )
+            raise error(f"{what} lease {self._namespace}/{self._name}: {exc.status}") from None
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise ClusterError(
+                f"{what} lease {self._namespace}/{self._name}: API server unreachable "
+                f"({type(exc).__name__})",
+                reference="unreachable",
+            ) from None
+
+    def read(self) -> RawLease | None:
+        try:
+            return self._call("read", self._api.read_namespaced_lease, self._name, self._namespace)
+        except NotFoundError:
+            return None
+
+    def create(self, spec: dict[str, Any]) -> RawLease:
+        body = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": self._name, "namespace": self._namespace},
+            "spec": spec,
+        }
+        return self._call("create", self._api.create_namespaced_lease, self._namespace, body)
+
+    def replace(self, lease: RawLease) -> RawLease:
+        # metadata.resourceVersion is the one read: the API answers 409 if it moved on.
+        return self._call(
+            "update", self._api.replace_namespaced_lease, self._name, self._namespace, lease
+        )
+
+
+class LeaseElector:
+    """Campaigns for and renews a Lease on a thread of its own."""
+
+    def __init__(
+        self,
+        api_client: Any,
+        settings: policy.LeaderElectionSettings,
+        *,
+        identity: str | None = None,
+        clock: Callable[[], datetime.datetime] = lambda: datetime.datetime.now(datetime.UTC),
+        monotonic: Callable[[], float] = time.monotonic,
+        on_change: Callable[[bool], None] | None = None,
+    ) -> None:
+        self.identity = identity or default_identity()
+        self._settings = settings
+        self._duration = settings.lease_duration.total_seconds()
+        self._renew_deadline = settings.renew_deadline.total_seconds()
+        self._retry = settings.retry_period.total_seconds()
+        self._api = _LeaseApi(
+            api_client,
+            settings.lease_namespace,
+            settings.lease_name,
+            # A call must end within the renew deadline, or one slow call would
+            # outlast it without the loop noticing.
+            timeout_seconds=max(self._renew_deadline / 2, 1.0),
+        )
+        self._clock = clock
+        self._monotonic = monotonic
+        self._on_change = on_change
+        self._lock = threading.Lock()
+        self._leading = False
+        self._renewed_at = -float("inf")  # monotonic time of our last successful write
+        self._observed: RawLease | None = None  # the lease spec as last seen
+        self._observed_at = -float("inf")  # monotonic time it last changed
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="leader-election", daemon=True)
+
+    # -- what the service asks ------------------------------------------------
+
+    def is_leader(self) -> bool:
+        with self._lock:
+            return self._leading and self._monotonic() - self._renewed_at < self._renew_deadline
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            spec = dict(self._observed or {})
+        return {
+            "enabled": True,
+            "identity": self.identity,
+            "isLeader": self.is_leader(),
+            "lease": f"{self._settings.lease_namespace}/{self._settings.lease_name}",
+            "holder": spec.get("holderIdentity") or None,
+            "renewTime": spec.get("renewTime"),
+            "leaseTransitions": spec.get("leaseTransitions"),
+        }
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop campaigning and release the lease if held."""
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=self._renew_deadline + 5)
+        was_leading = self.is_leader()
+        self._set_leading(False)
+        if was_leading:
+            self._release()
+
+    # -- the loop ---------------------------------------------------------------
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.try_acquire_or_renew()
+            except ClusterError as exc:
+                log.warning("leader election: lease call failed", extra={"reason": str(exc)})
+            except Exception:
+                log.exception("leader election: unexpected failure")
+            # A leader that could not renew in time stops leading now, not at its next success.
+            if self._leading and not self.is_leader():
+                log.warning("leader election: renew deadline passed; stepping down")
+                self._set_leading(False)
+            self._stop.wait(self._retry)
+
+    def try_acquire_or_renew(self) -> bool:
+        """One attempt; True when this replica holds the lease afterwards."""
+        now = self._clock()
+        stamp = micro_time(now)
+        lease = self._api.read()
+        if lease is None:
+            spec = {
+                "holderIdentity": self.identity,
+                "leaseDurationSeconds": int(self._duration),
+                "acquireTime": stamp,
+                "renewTime": stamp,
+                "leaseTransitions": 0,
+            }
+            try:
+                created = self._api.create(spec)
+            except ConflictError:
+                return False  # another replica created it first
+            self._observe(created)
+            self._renewed(True)
+            return True
+        spec = dict(lease.get("spec") or {})
+        self._observe(lease)
+        holder = spec.get("holderIdentity") or ""
+        ours = holder == self.identity
+        if holder and not ours and not self._expired():
+            self._set_leading(False)
+            return False
+        if not ours:
+            spec["acquireTime"] = stamp
+            # As client-go: every change of holder counts, also after a release.
+            spec["leaseTransitions"] = int(spec.get("leaseTransitions") or 0) + 1
+        spec["holderIdentity"] = self.identity
+        spec["leaseDurationSeconds"] = int(self._duration)
+        spec["renewTime"] = stamp
+        lease["spec"] = spec
+        try:
+            updated = self._api.replace(lease)
+        except ConflictError:
+            return False  # someone wrote in between: read again next round
+        self._observe(updated)
+        self._renewed(True)
+        return True
+
+    def _observe(self, lease: RawLease) -> None:
+        spec = dict(lease.get("spec") or {})
+        with self._lock:
+            if spec != self._observed:
+                self._observed = spec
+                self._observed_at = self._monotonic()
+
+    def _expired(self) -> bool:
+        with self._lock:
+            spec = self._observed or {}
+            duration = float(spec.get("leaseDurationSeconds") or self._duration)
+            return self._monotonic() - self._observed_at > duration
+
+    def _renewed(self, leading: bool) -> None:
+        with self._lock:
+            self._renewed_at = self._monotonic()
+        self._set_leading(leading)
+
+    def _set_leading(self, leading: bool) -> None:
+        with self._lock:
+            changed = leading != self._leading
+            self._leading = leading
+        if changed:
+            log.warning(
+                "leader election: now leading" if leading else "leader election: stopped leading",
+                extra={"reason": self.identity},
+            )
+            if self._on_change is not None:
+                self._on_change(leading)
+
+    def _release(self) -> None:
+        try:
+            lease = self._api.read()
+            if lease is None:
+                return
+            spec = dict(lease.get("spec") or {})
+            if spec.get("holderIdentity") != self.identity:
+                return
+            stamp = micro_time(self._clock())
+            spec.update(
+                {
+                    "holderIdentity": "",
+                    "leaseDurationSeconds": 1,
+                    "acquireTime": stamp,
+                    "renewTime": stamp,
+                }
+            )
+            lease["spec"] = spec
+            self._api.replace(lease)
+            log.warning("leader election: lease released")
+        except ClusterError as exc:
+            # The lease then expires by itself after leaseDuration.
+            log.warning("leader election: could not release the lease", extra={"reason": str(exc)})

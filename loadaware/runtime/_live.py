@@ -1,0 +1,129 @@
+"""What a live round reads and writes through: the Kubernetes API (kubeconfig or
+in-cluster) and the policy's metrics source, put together as a RoundContext.
+
+Each part can be injected (read_cluster, provider, api_client), so `run --once`
+and `serve` run unchanged against a real cluster, the simulated one, or stubs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import logging
+import os
+from collections.abc import Callable
+
+import kubernetes.client
+import urllib3
+from kubernetes.client.exceptions import ApiException
+
+from loadaware import cluster, errors, evict, metrics, policy, report
+from loadaware.runtime import _metrics_dump, _round, _service_metrics
+
+log = logging.getLogger(__name__)
+
+ClusterReader = Callable[[], cluster.ClusterState]
+
+
+def api_client_from(
+    kubeconfig: str | os.PathLike[str] | None = None, context: str | None = None
+) -> kubernetes.client.ApiClient:
+    """An ApiClient from `kubeconfig` (and `context`), else in-cluster config, else the
+    default kubeconfig (KUBECONFIG or ~/.kube/config)."""
+    return cluster.api_client(
+        cluster.ClientSettings(
+            kubeconfig=os.fspath(kubeconfig) if kubeconfig is not None else None,
+            context=context,
+        )
+    )
+
+
+def check_api(api: kubernetes.client.ApiClient) -> None:
+    """Raises ClusterError unless the API server answers a cheap authorised read."""
+    try:
+        kubernetes.client.CoreV1Api(api).list_node(
+            limit=1, _preload_content=False, _request_timeout=5.0
+        )
+    except ApiException as exc:
+        raise errors.ClusterError(f"API server answered {exc.status}") from None
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
+        raise errors.ClusterError(
+            f"API server unreachable ({type(exc).__name__})", reference="unreachable"
+        ) from None
+
+
+def secret_reader(api: kubernetes.client.ApiClient) -> metrics.SecretReader:
+    return metrics.kubernetes_secret_reader(api)
+
+
+def live_round_context(
+    settings: policy.LoadAwarePolicy,
+    api: kubernetes.client.ApiClient,
+    *,
+    read_cluster: ClusterReader | None = None,
+    provider: metrics.MetricsProvider | None = None,
+    clock: Callable[[], datetime.datetime] | None = None,
+    poll_seconds: float = 1.0,
+) -> _round.RoundContext:
+    """The RoundContext of a live round against the cluster `api` talks to."""
+    now = clock or (lambda: datetime.datetime.now(datetime.UTC))
+    source = provider or _metrics_dump.metrics_provider(settings.metrics, lambda: api)
+
+    def read_usage(state: cluster.ClusterState) -> metrics.Usage:
+        return _metrics_dump.fetch_cluster_usage(state, settings, source, now())
+
+    return _round.RoundContext(
+        kube=evict.Kube(api),
+        read_cluster=read_cluster or (lambda: cluster.read_cluster(client=api)),
+        read_usage=read_usage,
+        clock=now,
+        poll_seconds=poll_seconds,
+    )
+
+
+def metrics_check(
+    settings: policy.LoadAwarePolicy,
+    api: kubernetes.client.ApiClient,
+    provider: metrics.MetricsProvider | None = None,
+    clock: Callable[[], datetime.datetime] | None = None,
+) -> Callable[[], None]:
+    """A readiness check: the metrics source answers (any RefusedError says why not)."""
+    source = provider or _metrics_dump.metrics_provider(settings.metrics, lambda: api)
+    now = clock or (lambda: datetime.datetime.now(datetime.UTC))
+
+    def check() -> None:
+        source.fetch_usage([], [], now=now())
+
+    return check
+
+
+def run_once(
+    *,
+    policy_file: str | os.PathLike[str],
+    kubeconfig: str | os.PathLike[str] | None = None,
+    context: str | None = None,
+    dry_run: bool | None = None,
+    api: kubernetes.client.ApiClient | None = None,
+    read_cluster: ClusterReader | None = None,
+    provider: metrics.MetricsProvider | None = None,
+) -> report.RoundRecord:
+    """`loadaware run --once`: one live round; the record says what happened."""
+    settings = policy.load_policy(policy_file)
+    client = api or api_client_from(kubeconfig, context)
+    round_context = live_round_context(
+        settings, client, read_cluster=read_cluster, provider=provider
+    )
+    seen: list[metrics.Usage] = []
+
+    def read_usage(state: cluster.ClusterState) -> metrics.Usage:
+        usage = round_context.read_usage(state)
+        seen.append(usage)
+        return usage
+
+    record = _round.run_round(
+        settings,
+        dataclasses.replace(round_context, read_usage=read_usage),
+        _round.RoundOptions(trigger="once", dry_run=dry_run),
+    )
+    _service_metrics.observe_round(record, seen[0] if seen else None)
+    return record

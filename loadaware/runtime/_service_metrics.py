@@ -1,0 +1,224 @@
+"""loadaware's own Prometheus metrics: what rounds did and how the service is doing.
+
+The names are a stable contract (README, "Metrics"): dashboards and alert
+rules rely on them. Every label set is bounded: triggers, results and reason
+codes are fixed vocabularies, nodes and namespaces are the cluster's own.
+The eviction counter lives with the evictor (evict/_outcome.py), which counts
+each outcome as it happens; this module counts the rest from a round's record.
+
+All metrics live in prometheus_client's default registry, next to the
+evictor's counter, so `/metrics` and a Pushgateway push carry both.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import threading
+
+import prometheus_client
+from prometheus_client import Counter, Gauge, Histogram
+
+from loadaware import evict, metrics, report
+
+REGISTRY = prometheus_client.REGISTRY
+NODE_CLASSES: tuple[str, ...] = ("hot", "cold", "normal", "excluded")
+# Results a round ends with (RoundRecord.status), plus "error" for a round that
+# raised something unexpected.
+ROUND_RESULTS: tuple[str, ...] = ("planned", "noop", "refused", "executed", "aborted", "error")
+WEBHOOK_RESULTS: tuple[str, ...] = ("accepted", "ignored", "coalesced", "rejected", "unauthorized")
+
+ROUNDS = Counter(
+    "loadaware_rounds_total", "Rounds run, by trigger and result.", ["trigger", "result"]
+)
+ROUND_DURATION = Histogram(
+    "loadaware_round_duration_seconds",
+    "Wall time of a round, from reading the cluster to the end of verification.",
+    ["trigger"],
+    # Planning takes seconds; verification waits for replacements for minutes.
+    buckets=(0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200),
+)
+LAST_ROUND = Gauge(
+    "loadaware_last_round_timestamp_seconds",
+    "Unix time the last round with this result finished.",
+    ["result"],
+)
+LAST_SUCCESS = Gauge(
+    "loadaware_last_successful_round_timestamp_seconds",
+    "Unix time the last round that exited 0 (planned, nothing to do, or executed) finished.",
+)
+REFUSED = Counter(
+    "loadaware_refused_rounds_total",
+    "Rounds refused fail-closed, by stable reason code (stale-metrics, breaker-open, ...).",
+    ["reason"],
+)
+NODES = Gauge(
+    "loadaware_nodes", "Nodes by class in the last round that classified them.", ["class"]
+)
+NODE_UTILISATION = Gauge(
+    "loadaware_node_utilisation_ratio",
+    "Utilisation (0-1 of allocatable) of each node as the last round saw it.",
+    ["node", "resource"],
+)
+SAMPLE_AGE = Gauge(
+    "loadaware_metrics_sample_age_seconds",
+    "Age of the oldest node sample the last round read (max over its nodes).",
+)
+SOLVER_SECONDS = Gauge(
+    "loadaware_solver_seconds",
+    "Planning wall time of the last round, by the method that produced the plan.",
+    ["method"],
+)
+SOLVER_GAP = Gauge(
+    "loadaware_solver_gap_ratio",
+    "Relative gap between the last plan's objective and its lower bound (0: proven optimal).",
+)
+BUDGET_REMAINING = Gauge(
+    "loadaware_budget_remaining",
+    "Evictions left: `window` in limits.window (across rounds), `round` in "
+    "maxNoOfPodsToEvictTotal after the last round.",
+    ["budget"],
+)
+BREAKER_OPEN = Gauge(
+    "loadaware_breaker_open", "1 while the circuit breaker stops evictions, else 0."
+)
+BOUNCED = Counter(
+    "loadaware_bounced_replacements_total",
+    "Replacements that landed back on their source node or on another hot node.",
+)
+EVICTION_TO_READY = Histogram(
+    "loadaware_eviction_to_ready_seconds",
+    "Time from an eviction to its replacement being Ready.",
+    buckets=(1, 2, 5, 10, 20, 30, 60, 120, 300, 600),
+)
+LEADER = Gauge("loadaware_leader", "1 while this replica holds the leader Lease, else 0.")
+WEBHOOK_NOTIFICATIONS = Counter(
+    "loadaware_webhook_notifications_total",
+    "Alertmanager notifications, by what became of them.",
+    ["result"],
+)
+SKIPPED_TRIGGERS = Counter(
+    "loadaware_skipped_triggers_total",
+    "Triggers that started no round: round-in-progress (coalesced into the running "
+    "one), not-leader, shutting-down.",
+    ["trigger", "reason"],
+)
+SCHEDULE_NEXT_RUN = Gauge(
+    "loadaware_schedule_next_run_timestamp_seconds",
+    "Unix time a schedule fires next.",
+    ["schedule"],
+)
+
+# Label values of the per-node gauge set by the previous round, so that nodes that
+# left the cluster disappear instead of showing their last value forever.
+_utilisation_lock = threading.Lock()
+_utilisation_labels: set[tuple[str, str]] = set()
+
+
+def _unix(moment: datetime.datetime) -> float:
+    return moment.timestamp()
+
+
+def observe_round(record: report.RoundRecord, usage: metrics.Usage | None = None) -> None:
+    """Update the metrics from a finished round's record (and the usage it read)."""
+    trigger = record.trigger
+    result = record.status if record.status in ROUND_RESULTS else "error"
+    ROUNDS.labels(trigger, result).inc()
+    finished = record.finished_at or record.started_at
+    ROUND_DURATION.labels(trigger).observe(max((finished - record.started_at).total_seconds(), 0.0))
+    LAST_ROUND.labels(result).set(_unix(finished))
+    if record.exit_code == 0 and result != "error":
+        LAST_SUCCESS.set(_unix(finished))
+    if result == "refused":
+        REFUSED.labels(refusal_code(record.reason)).inc()
+    elif record.execution is not None and record.execution.stopped == "breaker-open":
+        # Planned, but the open breaker let nothing through: as refused as a stale round.
+        REFUSED.labels("breaker-open").inc()
+    planned = record.plan
+    if planned is not None and planned.nodes:
+        counts = dict.fromkeys(NODE_CLASSES, 0)
+        for node in planned.nodes:
+            counts[node.node_class] = counts.get(node.node_class, 0) + 1
+        for node_class, count in counts.items():
+            NODES.labels(node_class).set(count)
+        _set_utilisation(
+            {
+                (node.name, resource): value
+                for node in planned.nodes
+                for resource, value in node.before.items()
+            }
+        )
+    if planned is not None and planned.solver.method != "none":
+        SOLVER_SECONDS.clear()
+        SOLVER_SECONDS.labels(planned.solver.method).set(planned.solver.seconds)
+        gap = solver_gap(planned.solver.objective, planned.solver.lower_bound)
+        if gap is not None:
+            SOLVER_GAP.set(gap)
+    if usage is not None and usage.nodes:
+        SAMPLE_AGE.set(
+            max((usage.collected_at - s.timestamp).total_seconds() for s in usage.nodes.values())
+        )
+    _observe_budgets(record)
+    execution = record.execution
+    if execution is not None:
+        if execution.breaker:
+            BREAKER_OPEN.set(1)
+        for replacement in execution.replacements:
+            if replacement.landing in ("source", "hot"):
+                BOUNCED.inc()
+            if replacement.ready and replacement.seconds_to_ready is not None:
+                EVICTION_TO_READY.observe(replacement.seconds_to_ready)
+
+
+def observe_state(breaker: evict.Breaker, now: datetime.datetime) -> None:
+    """The breaker as the state ConfigMap has it (it closes by time, not by a round)."""
+    BREAKER_OPEN.set(1 if breaker.is_open(now) else 0)
+
+
+def refusal_code(reason: str) -> str:
+    """The stable code a refusal starts with ("stale-metrics: node-a ..." -> stale-metrics)."""
+    code = reason.partition(":")[0].strip()
+    return code or "unknown"
+
+
+def solver_gap(objective: float | None, lower_bound: float | None) -> float | None:
+    if objective is None or lower_bound is None:
+        return None
+    if not (math.isfinite(objective) and math.isfinite(lower_bound)):
+        return None
+    return max(objective - lower_bound, 0.0) / max(abs(objective), 1e-9)
+
+
+def _observe_budgets(record: report.RoundRecord) -> None:
+    window_left = record.budgets.get("windowLeft")
+    if isinstance(window_left, int):
+        BUDGET_REMAINING.labels("window").set(window_left)
+    round_limits = record.budgets.get("round") or {}
+    total = round_limits.get("maxNoOfPodsToEvictTotal") if isinstance(round_limits, dict) else None
+    if isinstance(total, int):
+        used = 0
+        if record.execution is not None:
+            used = record.execution.count("evicted") + record.execution.count("dry-run")
+        BUDGET_REMAINING.labels("round").set(max(total - used, 0))
+
+
+def _set_utilisation(values: dict[tuple[str, str], float]) -> None:
+    with _utilisation_lock:
+        for labels in _utilisation_labels - set(values):
+            NODE_UTILISATION.remove(*labels)
+        for labels, value in values.items():
+            NODE_UTILISATION.labels(*labels).set(value)
+        _utilisation_labels.clear()
+        _utilisation_labels.update(values)
+
+
+def push_metrics(gateway: str, *, job: str = "loadaware", timeout: float = 10.0) -> None:
+    """Push every loadaware metric to a Pushgateway (run --once: a Job that ends
+    before any scrape). Replaces what the job pushed last time, as a batch job's
+    metrics should be."""
+    prometheus_client.push_to_gateway(gateway, job=job, registry=REGISTRY, timeout=timeout)
+
+
+def render_metrics() -> tuple[bytes, str]:
+    """The text exposition of the registry and its content type, for GET /metrics."""
+    return prometheus_client.generate_latest(REGISTRY), prometheus_client.CONTENT_TYPE_LATEST

@@ -1,0 +1,628 @@
+"""HTTP in front of the simulated cluster: the Kubernetes REST paths, discovery,
+metrics.k8s.io, Prometheus text at /metrics, and the admin API under /_sim/.
+
+Routing follows kube-apiserver's URL scheme:
+
+    /api/v1[/namespaces/{ns}]/{resource}[/{name}[/{subresource}]]
+    /apis/{group}/{version}[/namespaces/{ns}]/{resource}[/{name}[/{subresource}]]
+
+GET on a collection lists (or watches, with `watch=true`), POST creates, DELETE
+deletes the collection; on an object GET, PUT, PATCH and DELETE; `status`,
+`eviction` and `binding` subresources where the real API has them. Unknown
+paths are 404 and known paths with a wrong method 405, with Status bodies.
+`Accept: ...;as=Table` gets server-side printed Tables, as kubectl asks.
+Watches replay the store's change log from the requested resourceVersion (410
+once it is older than the log); an object that stops matching a watch's
+selectors is not sent as DELETED, unlike the real API.
+
+Responses are sent in a single write with TCP_NODELAY: small writes on a
+keep-alive connection otherwise meet delayed ACKs and cost 40 ms each.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import socket
+import time
+from collections.abc import Callable, Mapping
+from http.server import BaseHTTPRequestHandler
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
+
+from loadaware.sim import (
+    _events,
+    _eviction,
+    _resources,
+    _selectors,
+    _status,
+    _store,
+    _tables,
+)
+
+if TYPE_CHECKING:
+    from loadaware.sim._server import SimCluster
+
+log = logging.getLogger(__name__)
+
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+_JSON = "application/json"
+_OPEN_PATHS = frozenset({"/version", "/healthz", "/livez", "/readyz", "/_sim/healthz"})
+_WATCH_POLL = 0.5
+
+
+class Response:
+    __slots__ = ("body", "code", "content_type", "headers")
+
+    def __init__(
+        self,
+        code: int,
+        body: bytes | dict[str, Any] | list[Any] | str,
+        *,
+        content_type: str = _JSON,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.code = code
+        if isinstance(body, dict | list):
+            body = _ENCODE(body).encode()
+        elif isinstance(body, str):
+            body = body.encode()
+        self.body = body
+        self.content_type = content_type
+        self.headers = dict(headers or {})
+
+
+class _WatchRequestError(Exception):
+    """Raised by routing to hand the connection over to a watch stream."""
+
+    def __init__(self, resource: _resources.Resource, namespace: str | None, query: dict[str, str]):
+        super().__init__("watch")
+        self.resource = resource
+        self.namespace = namespace
+        self.query = query
+
+
+class ApiHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "loadaware-sim"
+    sys_version = ""
+
+    @property
+    def sim(self) -> SimCluster:
+        return self.server.sim  # type: ignore[attr-defined, no-any-return]
+
+    def setup(self) -> None:
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        log.debug("request", extra={"request": format % args})
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_PUT(self) -> None:
+        self._handle("PUT")
+
+    def do_PATCH(self) -> None:
+        self._handle("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._handle("DELETE")
+
+    # --- plumbing ---
+
+    def _read_body(self) -> bytes:
+        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+            # Go's client streams bodies of unknown length (kubectl create --raw -f FILE).
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return b"".join(chunks)
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _send(self, response: Response) -> None:
+        head = [f"HTTP/1.1 {response.code} {self.responses.get(response.code, ('',))[0]}"]
+        head.append(f"Content-Type: {response.content_type}")
+        head.append(f"Content-Length: {len(response.body)}")
+        head.append("Cache-Control: no-cache, private")
+        head.append(f"Date: {self.date_time_string()}")
+        for key, value in response.headers.items():
+            head.append(f"{key}: {value}")
+        if self.close_connection:
+            head.append("Connection: close")
+        payload = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + response.body
+        self.wfile.write(payload)
+        self.log_request(response.code, len(response.body))
+
+    def _handle(self, method: str) -> None:
+        started = time.perf_counter()
+        parts = urlsplit(self.path)
+        path = parts.path.rstrip("/") or "/"
+        query = dict(parse_qsl(parts.query, keep_blank_values=True))
+        try:
+            raw = self._read_body()
+        except (OSError, ValueError):
+            self.close_connection = True
+            return
+        if path.startswith("/_sim/"):
+            response = self._admin(method, path, raw)
+            self._send(response)
+            return
+        for fault in self.sim.faults.take(method, path):
+            if fault.latency:
+                time.sleep(fault.latency)
+            if fault.drop:
+                self.close_connection = True
+                with contextlib.suppress(OSError):
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            error = fault.error()
+            if error is not None:
+                self._send(Response(error.code, error.status, headers=error.headers))
+                return
+        try:
+            self._check_auth(path)
+            response = self._route(method, path, query, raw)
+        except _WatchRequestError as watch:
+            self._stream_watch(watch)
+            return
+        except _status.ApiError as exc:
+            response = Response(exc.code, exc.status, headers=exc.headers)
+        except Exception:
+            log.exception("simulated API failed on a request", extra={"path": path})
+            error = _status.internal("the simulated API server failed; see its log")
+            response = Response(500, error.status)
+        self._send(response)
+        log.debug(
+            "served",
+            extra={"method": method, "path": path, "seconds": time.perf_counter() - started},
+        )
+
+    def _check_auth(self, path: str) -> None:
+        token = self.sim.token
+        if token is None or path in _OPEN_PATHS:
+            return
+        header = self.headers.get("Authorization") or ""
+        if header != f"Bearer {token}":
+            raise _status.unauthorized()
+
+    def _json_body(self, raw: bytes) -> Any:
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise _status.bad_request(
+                f"couldn't get version/kind; json parse error: {exc}"
+            ) from None
+
+    # --- routing ---
+
+    def _route(self, method: str, path: str, query: dict[str, str], raw: bytes) -> Response:
+        segments = [s for s in path.split("/") if s]
+        if not segments:
+            return Response(200, {"paths": ["/api", "/api/v1", "/apis", "/metrics", "/version"]})
+        head = segments[0]
+        if len(segments) == 1 and head in ("healthz", "livez", "readyz"):
+            return Response(200, "ok", content_type="text/plain; charset=utf-8")
+        if segments == ["version"]:
+            return Response(200, self.sim.version_info())
+        if segments == ["metrics"]:
+            if method != "GET":
+                raise _status.method_not_allowed()
+            return Response(
+                200, self.sim.exposition(), content_type="text/plain; version=0.0.4; charset=utf-8"
+            )
+        if head == "api":
+            if len(segments) == 1:
+                return Response(200, self.sim.discovery_versions(self.server.server_address))  # type: ignore[attr-defined]
+            if segments[1] != "v1":
+                raise _status.no_such_path()
+            if len(segments) == 2:
+                return Response(200, self.sim.discovery_resources("", "v1"))
+            return self._resource(method, "", "v1", segments[2:], query, raw)
+        if head == "apis":
+            if len(segments) == 1:
+                return Response(200, self.sim.discovery_groups())
+            group = segments[1]
+            versions = _resources.groups().get(group)
+            if versions is None:
+                raise _status.no_such_path()
+            if len(segments) == 2:
+                return Response(200, self.sim.discovery_group(group))
+            version = segments[2]
+            if version not in versions:
+                raise _status.no_such_path()
+            if len(segments) == 3:
+                return Response(200, self.sim.discovery_resources(group, version))
+            if group == _resources.METRICS_GROUP:
+                return self._metrics_api(method, segments[3:], query)
+            return self._resource(method, group, version, segments[3:], query, raw)
+        raise _status.no_such_path()
+
+    def _resource(
+        self,
+        method: str,
+        group: str,
+        version: str,
+        rest: list[str],
+        query: dict[str, str],
+        raw: bytes,
+    ) -> Response:
+        namespace: str | None = None
+        if len(rest) >= 3 and rest[0] == "namespaces":
+            candidate = _resources.find(group, version, rest[2])
+            if candidate is not None and candidate.namespaced:
+                namespace, rest = rest[1], rest[2:]
+        resource = _resources.find(group, version, rest[0])
+        if resource is None or len(rest) > 3:
+            raise _status.no_such_path()
+        if namespace is not None and not resource.namespaced:
+            raise _status.no_such_path()
+        name = rest[1] if len(rest) > 1 else None
+        sub = rest[2] if len(rest) > 2 else ""
+        if name is not None and resource.namespaced and namespace is None:
+            raise _status.no_such_path()
+        if sub and sub not in resource.subresources:
+            raise _status.no_such_path()
+        sim = self.sim
+        store = sim.store
+        stored = _resources.EVENTS if resource is _resources.EVENTS_V1 else resource
+        view = _events.to_events_v1 if resource is _resources.EVENTS_V1 else None
+        accepts_table = "as=Table" in (self.headers.get("Accept") or "")
+
+        if name is None:
+            if method == "GET":
+                if query.get("watch") in ("true", "1"):
+                    raise _WatchRequestError(resource, namespace, query)
+                return self._list(resource, stored, namespace, query, accepts_table, view)
+            if method == "POST":
+                if resource.namespaced and namespace is None:
+                    raise _status.method_not_allowed()
+                body = self._json_body(raw)
+                if view is not None and isinstance(body, dict):
+                    body = _events.from_events_v1(body)
+                created = store.create(stored, namespace, body, dry_run=_store.is_dry_run(query))
+                return self._object(201, created, view)
+            if method == "DELETE":
+                return self._delete_collection(stored, namespace, query, raw, view)
+            raise _status.method_not_allowed()
+
+        if sub == "eviction":
+            if method != "POST":
+                raise _status.method_not_allowed()
+            body = self._json_body(raw)
+            return Response(201, _eviction.evict(store, namespace or "", name, body, query))
+        if sub == "binding":
+            if method != "POST":
+                raise _status.method_not_allowed()
+            body = self._json_body(raw) or {}
+            target = (body.get("target") or {}).get("name") if isinstance(body, dict) else None
+            if not target:
+                raise _status.invalid(
+                    "Binding", name, [("target.name", "FieldValueRequired", "Required value")]
+                )
+            with store.lock:
+                sim.controllers.bind(namespace or "", name, str(target))
+            return Response(201, _status.success(201))
+
+        object_namespace = namespace if resource.namespaced else None
+        if method == "GET":
+            entry = store.entry(stored, object_namespace, name)
+            if accepts_table:
+                return Response(200, self._table(resource, [entry.obj], {}, query))
+            if view is not None:
+                return Response(200, view(entry.obj))
+            return Response(200, entry.full_json())
+        if method == "PUT":
+            body = self._json_body(raw)
+            if view is not None and isinstance(body, dict):
+                body = _events.from_events_v1(body)
+            updated = store.update(
+                stored,
+                object_namespace,
+                name,
+                body,
+                subresource=sub,
+                dry_run=_store.is_dry_run(query),
+            )
+            return self._object(200, updated, view)
+        if method == "PATCH":
+            body = self._json_body(raw)
+            content_type = self.headers.get("Content-Type") or ""
+            patched = store.patch(
+                stored,
+                object_namespace,
+                name,
+                content_type,
+                body,
+                subresource=sub,
+                dry_run=_store.is_dry_run(query),
+            )
+            return self._object(200, patched, view)
+        if method == "DELETE" and not sub:
+            options = _store.delete_options(query, self._json_body(raw))
+            obj, gone = store.delete(stored, object_namespace, name, options)
+            if stored is _resources.PODS or not gone:
+                # 200 with the object while it lingers (grace period, finalizers), as
+                # kube-apiserver answers unless orphanDependents=false asks for 202.
+                return self._object(200, obj, view)
+            details = {"name": name}
+            if resource.group:
+                details["group"] = resource.group
+            details["kind"] = resource.plural
+            details["uid"] = obj["metadata"].get("uid", "")
+            return Response(200, _status.success(200, details))
+        raise _status.method_not_allowed()
+
+    def _object(
+        self, code: int, obj: dict[str, Any], view: Callable[[Any], dict[str, Any]] | None
+    ) -> Response:
+        return Response(code, view(obj) if view is not None else obj)
+
+    def _list(
+        self,
+        resource: _resources.Resource,
+        stored: _resources.Resource,
+        namespace: str | None,
+        query: dict[str, str],
+        accepts_table: bool,
+        view: Callable[[Any], dict[str, Any]] | None,
+    ) -> Response:
+        field_selector = query.get("fieldSelector", "")
+        if view is not None:
+            field_selector = _events_v1_fields(field_selector)
+        try:
+            limit = int(query.get("limit") or 0)
+        except ValueError:
+            raise _status.bad_request(f"invalid limit: {query.get('limit')}") from None
+        result = self.sim.store.list(
+            stored,
+            namespace,
+            label_selector=query.get("labelSelector", ""),
+            field_selector=field_selector,
+            limit=max(limit, 0),
+            continue_token=query.get("continue", ""),
+            resource_version=query.get("resourceVersion", ""),
+            resource_version_match=query.get("resourceVersionMatch", ""),
+        )
+        list_meta: dict[str, Any] = {"resourceVersion": result.resource_version}
+        if result.continue_token:
+            list_meta["continue"] = result.continue_token
+        if result.remaining is not None:
+            list_meta["remainingItemCount"] = result.remaining
+        if accepts_table:
+            objects = [e.obj for e in result.entries]
+            if view is not None:
+                objects = [view(o) for o in objects]
+            return Response(200, self._table(stored, objects, list_meta, query))
+        head = {
+            "kind": resource.list_kind,
+            "apiVersion": resource.api_version,
+            "metadata": list_meta,
+        }
+        if view is not None:
+            head["items"] = [
+                {k: v for k, v in view(e.obj).items() if k not in ("kind", "apiVersion")}
+                for e in result.entries
+            ]
+            return Response(200, head)
+        prefix = _ENCODE(head)[:-1].encode() + b',"items":['
+        return Response(200, prefix + b",".join(e.item_json() for e in result.entries) + b"]}")
+
+    def _table(
+        self,
+        resource: _resources.Resource,
+        objects: list[Mapping[str, Any]],
+        list_meta: dict[str, Any],
+        query: dict[str, str],
+    ) -> dict[str, Any]:
+        return _tables.table(
+            resource,
+            list(objects),
+            now=self.sim.clock.time(),
+            include_object=query.get("includeObject", "Metadata"),
+            list_meta=list_meta,
+        )
+
+    def _delete_collection(
+        self,
+        resource: _resources.Resource,
+        namespace: str | None,
+        query: dict[str, str],
+        raw: bytes,
+        view: Callable[[Any], dict[str, Any]] | None,
+    ) -> Response:
+        if "deletecollection" not in resource.verbs:
+            raise _status.method_not_allowed()
+        options = _store.delete_options(query, self._json_body(raw))
+        store = self.sim.store
+        with store.lock:
+            result = store.list(
+                resource,
+                namespace,
+                label_selector=query.get("labelSelector", ""),
+                field_selector=query.get("fieldSelector", ""),
+            )
+            deleted = []
+            for entry in result.entries:
+                meta = entry.obj["metadata"]
+                obj, _ = store.delete(resource, meta.get("namespace"), meta["name"], options)
+                deleted.append(view(obj) if view is not None else obj)
+        return Response(
+            200,
+            {
+                "kind": resource.list_kind,
+                "apiVersion": resource.api_version,
+                "metadata": {"resourceVersion": str(store.resource_version)},
+                "items": deleted,
+            },
+        )
+
+    # --- metrics.k8s.io ---
+
+    def _metrics_api(self, method: str, rest: list[str], query: dict[str, str]) -> Response:
+        if method != "GET":
+            raise _status.method_not_allowed()
+        namespace: str | None = None
+        if len(rest) >= 3 and rest[0] == "namespaces" and rest[2] == "pods":
+            namespace, rest = rest[1], rest[2:]
+        if not rest or rest[0] not in ("nodes", "pods") or len(rest) > 2:
+            raise _status.no_such_path()
+        plural = rest[0]
+        name = rest[1] if len(rest) > 1 else None
+        if plural == "pods" and name is not None and namespace is None:
+            raise _status.no_such_path()
+        labels = _selectors.parse_label_selector(query.get("labelSelector", ""))
+        store = self.sim.store
+        usage = self.sim.usage
+        with store.lock:
+            nodes = store.objects(_resources.NODES)
+            if plural == "nodes":
+                chosen = [n for n in nodes if name is None or n["metadata"]["name"] == name]
+                items = usage.node_metrics(
+                    n for n in chosen if labels(n["metadata"].get("labels") or {})
+                )
+                kind = "NodeMetrics"
+            else:
+                ready = {n["metadata"]["name"] for n in nodes if _is_ready(n)}
+                pods = store.objects(_resources.PODS, namespace)
+                if name is not None:
+                    pods = [p for p in pods if p["metadata"]["name"] == name]
+                items = usage.pod_metrics(
+                    (p for p in pods if labels(p["metadata"].get("labels") or {})), ready
+                )
+                kind = "PodMetrics"
+        api_version = f"{_resources.METRICS_GROUP}/{_resources.METRICS_VERSION}"
+        if name is not None:
+            if not items:
+                raise _status.not_found(f"{plural[:-1]}metrics", name, _resources.METRICS_GROUP)
+            return Response(200, {"kind": kind, "apiVersion": api_version, **items[0]})
+        return Response(
+            200,
+            {"kind": f"{kind}List", "apiVersion": api_version, "metadata": {}, "items": items},
+        )
+
+    # --- watch ---
+
+    def _stream_watch(self, watch: _WatchRequestError) -> None:
+        store = self.sim.store
+        resource = watch.resource
+        stored = _resources.EVENTS if resource is _resources.EVENTS_V1 else resource
+        view = _events.to_events_v1 if resource is _resources.EVENTS_V1 else None
+        query = watch.query
+        labels = _selectors.parse_label_selector(query.get("labelSelector", ""))
+        field_text = query.get("fieldSelector", "")
+        if view is not None:
+            field_text = _events_v1_fields(field_text)
+        fields = _selectors.parse_field_selector(field_text, stored.field_selectors, stored.kind)
+        try:
+            timeout = float(query.get("timeoutSeconds") or 1800)
+        except ValueError:
+            timeout = 1800.0
+        deadline = time.monotonic() + timeout
+
+        def wanted(obj: Mapping[str, Any]) -> bool:
+            meta = obj.get("metadata") or {}
+            if watch.namespace and meta.get("namespace") != watch.namespace:
+                return False
+            return labels(meta.get("labels") or {}) and fields(obj)
+
+        def encode(kind: str, obj: Mapping[str, Any]) -> bytes:
+            shown = view(obj) if view is not None else obj
+            return _ENCODE({"type": kind, "object": shown}).encode() + b"\n"
+
+        requested = query.get("resourceVersion", "")
+        initial: list[bytes] = []
+        with store.lock:
+            if requested in ("", "0"):
+                last = store.resource_version
+                initial = [
+                    encode("ADDED", o) for o in store.objects(stored, watch.namespace) if wanted(o)
+                ]
+            else:
+                try:
+                    last = int(requested)
+                except ValueError:
+                    last = -1
+                if last < 0 or store.events_since(last) is None:
+                    gone = _status.gone(
+                        f"too old resource version: {requested} ({store.resource_version})"
+                    )
+                    initial = [encode("ERROR", gone.status)]
+                    deadline = 0.0
+        head = (
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            "Cache-Control: no-cache, private\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
+        try:
+            self.wfile.write(head.encode("latin-1"))
+            for chunk in initial:
+                self._chunk(chunk)
+            while time.monotonic() < deadline:
+                with store.changed:
+                    events = store.events_since(last)
+                    if events is not None and not events:
+                        store.changed.wait(min(_WATCH_POLL, max(0.0, deadline - time.monotonic())))
+                        events = store.events_since(last)
+                if events is None:
+                    gone = _status.gone("too old resource version")
+                    self._chunk(encode("ERROR", gone.status))
+                    break
+                for event in events:
+                    last = event.resource_version
+                    if event.resource != stored.key:
+                        continue
+                    if wanted(event.entry.obj):
+                        self._chunk(encode(event.type, event.entry.obj))
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            self.close_connection = True
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+
+    # --- admin ---
+
+    def _admin(self, method: str, path: str, raw: bytes) -> Response:
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            return Response(400, {"error": "the body must be JSON"})
+        try:
+            return self.sim.admin(method, path, body)
+        except _status.ApiError as exc:
+            return Response(exc.code, exc.status)
+        except (KeyError, TypeError, ValueError) as exc:
+            return Response(400, {"error": str(exc)})
+
+
+def _is_ready(node: Mapping[str, Any]) -> bool:
+    for condition in (node.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Ready":
+            return condition.get("status") == "True"
+    return False
+
+
+_EVENTS_V1_FIELDS = {
+    "regarding.": "involvedObject.",
+    "reportingController": "reportingComponent",
+}
+
+
+def _events_v1_fields(text: str) -> str:
+    """events.k8s.io field selectors in the stored (core/v1) field names."""
+    for theirs, ours in _EVENTS_V1_FIELDS.items():
+        text = text.replace(theirs, ours)
+    return text

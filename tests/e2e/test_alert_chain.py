@@ -1,0 +1,230 @@
+"""The whole chain with real parts: the simulated cluster's /metrics scraped by a
+real Prometheus evaluating a hotspot rule, a real Alertmanager routing the alert
+with a bearer token from `credentials_file` to a `loadaware serve` process
+(leader election on, Prometheus as its metrics source), which relieves the hot
+nodes through the official client against the simulated API.
+
+Asserted: exactly one round ran, started by Alertmanager and scoped to the
+alerting nodes; the hot nodes were relieved in the simulated cluster; the alert
+resolved in Prometheus; Alertmanager's repeats while it fired and its resolved
+notification started no second round; /metrics says the same.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from loadaware import sim
+from tests.lib import alertmanager as lib
+from tests.lib.prometheus import free_port
+
+pytestmark = pytest.mark.slow
+
+HOT_NODES = {"default-a-002", "default-c-002"}  # the "small" scenario's hot nodes
+MEMORY_HOT_RATIO = 0.8
+TOKEN = "e2e-webhook-token"
+
+RULES = f"""\
+groups:
+- name: loadaware
+  interval: 1s
+  rules:
+  - alert: NodeHotspot
+    expr: 1 - node_memory_MemAvailable_bytes / node_memory_MemTotal_bytes > {MEMORY_HOT_RATIO}
+    labels:
+      loadaware_action: rebalance
+    annotations:
+      summary: memory of {{{{ $labels.node }}}} is over {MEMORY_HOT_RATIO:.0%}
+"""
+
+
+def alertmanager_config(webhook: str, token_file: pathlib.Path) -> str:
+    return f"""\
+route:
+  receiver: loadaware
+  group_by: [alertname]
+  group_wait: 1s
+  group_interval: 1s
+  repeat_interval: 1s
+receivers:
+- name: loadaware
+  webhook_configs:
+  - url: {webhook}
+    send_resolved: true
+    http_config:
+      authorization:
+        credentials_file: {token_file}
+"""
+
+
+def serve_policy(prometheus_url: str, port: int, token_file: pathlib.Path) -> str:
+    return f"""\
+metrics:
+  maxSampleAge: 2m
+  prometheus:
+    url: {prometheus_url}
+    rateWindow: 30s
+  hotspotConfirmation:
+    consecutive: 1
+limits:
+  maxNoOfPodsToEvictTotal: 10
+verify:
+  timeout: 60s
+state:
+  namespace: default
+serve:
+  listen: 127.0.0.1:{port}
+  webhook:
+    tokenFile: {token_file}
+    cooldown: 10m
+  leaderElection:
+    leaseNamespace: default
+    leaseDuration: 4s
+    renewDeadline: 3s
+    retryPeriod: 0.5s
+"""
+
+
+def poll(condition: Callable[[], Any], what: str, timeout: float) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
+        time.sleep(0.1)
+
+
+def get(url: str) -> bytes | None:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read()
+    except OSError:
+        return None
+
+
+def metric(text: str, name: str, **labels: str) -> float:
+    wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+    prefix = f"{name}{{{wanted}}} " if labels else f"{name} "
+    for line in text.splitlines():
+        if line.startswith(prefix):
+            return float(line.split()[-1])
+    return 0.0
+
+
+def memory_ratio(server: sim.SimServer, node: str) -> float:
+    used = server.node_usage()[node][1]
+    capacity = server.get("nodes", None, node)["status"]["capacity"]["memory"]
+    from loadaware.cluster import to_bytes
+
+    return used / to_bytes(capacity)
+
+
+def test_alert_to_relief(tmp_path: pathlib.Path) -> None:
+    if not lib.tools_available():
+        pytest.fail("prometheus and prometheus-alertmanager are needed: run `make system-deps`")
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    serve_port = free_port()
+    server = sim.start_server(scenario="small", ready_delay=0.5)
+    processes: list[lib._Process] = []
+    loadaware: subprocess.Popen[bytes] | None = None
+    serve_log = (tmp_path / "serve.log").open("wb")
+    try:
+        assert all(memory_ratio(server, n) > MEMORY_HOT_RATIO for n in HOT_NODES)
+        kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
+        (tmp_path / "am").mkdir()
+        alertmanager = lib.AlertmanagerServer(
+            tmp_path / "am",
+            alertmanager_config(f"http://127.0.0.1:{serve_port}/alertmanager", token_file),
+        )
+        alertmanager.start()
+        processes.append(alertmanager)
+        (tmp_path / "prom").mkdir()
+        prometheus = lib.ScrapingPrometheus(
+            tmp_path / "prom",
+            targets=[f"127.0.0.1:{server.port}"],
+            rules=RULES,
+            alertmanager=f"127.0.0.1:{alertmanager.port}",
+        )
+        policy_file = tmp_path / "policy.yaml"
+        policy_file.write_text(serve_policy(prometheus.url, serve_port, token_file))
+        prometheus.start()
+        processes.append(prometheus)
+        env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+        loadaware = subprocess.Popen(
+            [
+                sys.executable, "-m", "loadaware", "--log-level", "INFO", "serve",
+                "--policy", str(policy_file), "--kubeconfig", str(kubeconfig),
+            ],
+            env=env, stdout=subprocess.DEVNULL, stderr=serve_log,
+        )  # fmt: skip
+        base = f"http://127.0.0.1:{serve_port}"
+
+        def status() -> dict[str, Any] | None:
+            body = get(f"{base}/status")
+            return json.loads(body) if body else None
+
+        poll(lambda: (s := status()) and s["leader"]["isLeader"], "loadaware to lead", 30)
+
+        # Prometheus fires, Alertmanager notifies, loadaware runs one round.
+        poll(lambda: prometheus.firing("NodeHotspot"), "the alert to fire", 60)
+        finished = poll(
+            lambda: (s := status()) and s["rounds"] and s["rounds"][0], "a finished round", 120
+        )
+        assert finished["trigger"] == "alertmanager"
+        assert finished["status"] == "executed", finished
+        assert finished["evicted"] >= 1
+        assert set(finished["sourceNodes"]) <= HOT_NODES
+
+        # The hot nodes relieved in the simulated cluster, and the alert resolved.
+        poll(
+            lambda: all(memory_ratio(server, n) <= MEMORY_HOT_RATIO for n in HOT_NODES),
+            "the hot nodes to cool down",
+            120,
+        )
+        poll(lambda: not prometheus.firing("NodeHotspot"), "the alert to resolve", 60)
+
+        # Alertmanager's repeats while firing and its resolved notification: no new round.
+        def page() -> str:
+            return (get(f"{base}/metrics") or b"").decode()
+
+        poll(
+            lambda: metric(page(), "loadaware_webhook_notifications_total", result="ignored") >= 1,
+            "the resolved notification",
+            60,
+        )
+        text = page()
+        assert metric(text, "loadaware_webhook_notifications_total", result="accepted") == 1
+        assert metric(text, "loadaware_webhook_notifications_total", result="coalesced") >= 1
+        assert metric(text, "loadaware_webhook_notifications_total", result="unauthorized") == 0
+        assert (
+            metric(text, "loadaware_rounds_total", trigger="alertmanager", result="executed") == 1
+        )
+        assert metric(text, "loadaware_leader") == 1
+        final = status()
+        assert final is not None
+        assert final["roundsStarted"] == 1
+        assert len(final["rounds"]) == 1
+
+        loadaware.send_signal(signal.SIGTERM)
+        assert loadaware.wait(30) == 0
+    finally:
+        if loadaware is not None and loadaware.poll() is None:
+            loadaware.kill()
+            loadaware.wait(10)
+        serve_log.close()
+        for process in reversed(processes):
+            process.stop()
+        server.stop()

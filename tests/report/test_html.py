@@ -1,0 +1,378 @@
+"""The HTML report: `loadaware plan -o html`, render_plan_html and render_round_html.
+
+Covered: the page is well-formed HTML (every element closed in order, one
+html/head/body/title, a charset, the doctype first) and self-contained (no
+script, link, img, iframe or external URL of any kind, no url() or @import in
+the styles); nodes are grouped by class with an SVG bar per resource; evictions
+are listed with reasons (and results for a round); budgets used and the solver
+gap are shown; observed utilisation appears for a round's verified nodes;
+names from the cluster are escaped. A slow test renders the page in headless
+Chromium and checks the screenshot is not blank.
+"""
+
+from __future__ import annotations
+
+import datetime
+import html.parser
+import json
+import pathlib
+import shutil
+import struct
+import subprocess
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from loadaware import cli, report, runtime
+from loadaware.sim import builtin_scenario
+
+NOW = datetime.datetime(2026, 11, 29, 8, 0, tzinfo=datetime.UTC)
+VOID = {"meta", "br", "hr", "img", "input", "link", "col", "area", "base", "wbr", "source"}
+SVG_LEAVES = {"rect", "line", "circle", "path", "polyline"}
+FORBIDDEN_TAGS = {"script", "link", "img", "iframe", "object", "embed", "base", "frame"}
+
+
+class StrictChecker(html.parser.HTMLParser):
+    """Fails on anything a strict reader of a self-contained page would object to."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.counts: dict[str, int] = {}
+        self.problems: list[str] = []
+        self.first: str | None = None
+        self.charset = False
+        self.style_text = ""
+        self.text: list[str] = []
+
+    def _see(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.first is None:
+            self.first = tag
+        # SVG has a <title> of its own (the bars' tooltips): count it apart.
+        key = f"svg:{tag}" if "svg" in self.stack else tag
+        self.counts[key] = self.counts.get(key, 0) + 1
+        if tag in FORBIDDEN_TAGS:
+            self.problems.append(f"<{tag}> loads or runs something")
+        for name, value in attrs:
+            lowered = (value or "").strip().lower()
+            if name.startswith("on"):
+                self.problems.append(f"event handler {name}")
+            if lowered.startswith(("http:", "https:", "//", "data:", "javascript:", "file:")):
+                self.problems.append(f"external reference {name}={value}")
+            if name in ("href", "src", "srcset", "xlink:href", "action"):
+                self.problems.append(f"reference attribute {name}")
+            if name == "style" and "url(" in lowered:
+                self.problems.append("url() in a style attribute")
+        if tag == "meta" and any(n == "charset" for n, _ in attrs):
+            self.charset = True
+
+    def handle_decl(self, decl: str) -> None:
+        if self.first is None:
+            self.first = f"!{decl.lower()}"
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._see(tag, attrs)
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._see(tag, attrs)
+        if tag not in VOID and tag not in SVG_LEAVES:
+            self.problems.append(f"<{tag}/> self-closed outside SVG")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in VOID:
+            self.problems.append(f"</{tag}> closes a void element")
+        elif not self.stack or self.stack[-1] != tag:
+            self.problems.append(f"</{tag}> does not close {self.stack[-1:]}")
+        else:
+            self.stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        if self.stack and self.stack[-1] == "style":
+            self.style_text += data
+        self.text.append(data)
+
+
+def check_page(page: str) -> StrictChecker:
+    checker = StrictChecker()
+    checker.feed(page)
+    checker.close()
+    assert checker.problems == []
+    assert checker.stack == [], "unclosed elements"
+    assert checker.first == "!doctype html"
+    for tag in ("html", "head", "body", "title"):
+        assert checker.counts.get(tag) == 1, tag
+    assert checker.charset
+    assert "url(" not in checker.style_text
+    assert "@import" not in checker.style_text
+    assert "http" not in page.lower(), "no URL of any kind: the page must open offline"
+    return checker
+
+
+@pytest.fixture(scope="module")
+def scenario_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[pathlib.Path, ...]:
+    directory = tmp_path_factory.mktemp("scenario")
+    scenario = builtin_scenario("peak-hour", now=NOW)
+    cluster_file = directory / "cluster.json"
+    metrics_file = directory / "metrics.json"
+    policy_file = directory / "policy.yaml"
+    cluster_file.write_text(json.dumps(scenario.cluster_document()))
+    metrics_file.write_text(json.dumps(scenario.metrics))
+    policy_file.write_text(
+        "apiVersion: loadaware.io/v1alpha1\nkind: LoadAwarePolicy\n"
+        "limits: {maxNoOfPodsToEvictPerNode: 3, maxNoOfPodsToEvictTotal: 10}\n"
+    )
+    return cluster_file, metrics_file, policy_file
+
+
+@pytest.fixture(scope="module")
+def plan_json(scenario_files: tuple[pathlib.Path, ...]) -> dict[str, Any]:
+    from loadaware import plan
+
+    cluster_file, metrics_file, policy_file = scenario_files
+    result = runtime.plan_from_files(
+        cluster_file=cluster_file,
+        metrics_file=metrics_file,
+        policy_file=policy_file,
+        now=NOW,
+        solver=None,
+    )
+    assert result.status == "planned", result.reason
+    return plan.plan_to_json(result)
+
+
+def _audit(plan_json: dict[str, Any]) -> dict[str, Any]:
+    """An audit record as round_to_json writes it, for a round that evicted two pods."""
+    from loadaware import plan
+
+    record = report.RoundRecord(
+        round_id="r-20261129-0800",
+        trigger="alertmanager",
+        started_at=NOW,
+        finished_at=NOW + datetime.timedelta(minutes=3),
+        dry_run=False,
+        policy_hash="abc123",
+        status="executed",
+        reason="2 evictions",
+    )
+    audit = report.round_to_json(record)
+    audit["plan"] = plan_json
+    first, second = plan_json["evictions"][:2]
+    audit["evictions"] = [
+        {**first, "result": "evicted", "budget": "maxNoOfPodsToEvictPerNode", "at": None},
+        {**second, "result": "refused-pdb", "budget": None, "at": None},
+    ]
+    hot = next(n for n in plan_json["nodes"] if n["class"] == "hot")
+    audit["verification"]["relief"] = [
+        {
+            "node": hot["name"],
+            "before": hot["before"],
+            "expected": hot["after"],
+            "observed": {k: v * 0.97 for k, v in hot["after"].items()},
+        }
+    ]
+    audit["verification"]["verdict"] = "relieved"
+    audit["budgets"] = {
+        "round": {
+            "maxNoOfPodsToEvictTotal": 10,
+            "maxNoOfPodsToEvictPerNode": 3,
+            "maxNoOfPodsToEvictPerNamespace": None,
+            "maxNoOfPodsToEvictPerWorkload": None,
+        },
+        "windowLeft": 7,
+        "coolingWorkloads": 1,
+    }
+    assert plan  # the JSON above follows plan.plan_to_json
+    return audit
+
+
+def test_plan_html_from_the_cli_is_a_self_contained_page(
+    scenario_files: tuple[pathlib.Path, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cluster_file, metrics_file, policy_file = scenario_files
+    code = cli.main(
+        [
+            "plan",
+            f"--cluster={cluster_file}",
+            f"--metrics={metrics_file}",
+            f"--policy={policy_file}",
+            "--now=2026-11-29T08:00:00Z",
+            "-o",
+            "html",
+        ]
+    )
+    page = capsys.readouterr().out
+    assert code == 0
+    check_page(page)
+    assert "<h1>loadaware plan</h1>" in page
+
+
+def test_plan_page_shows_nodes_by_class_evictions_budgets_and_gap(
+    plan_json: dict[str, Any],
+) -> None:
+    page = report.render_plan_html(plan_json)
+    checker = check_page(page)
+    text = "".join(checker.text)
+    classes = {node["class"] for node in plan_json["nodes"]}
+    for node_class in classes:
+        assert f"<h3>{node_class} (" in page
+    assert page.index("<h3>hot (") < page.index("<h3>cold (") if "cold" in classes else True
+    for node in plan_json["nodes"]:
+        assert node["name"] in text
+    # One SVG per node and resource.
+    assert checker.counts["svg"] == 2 * len(plan_json["nodes"])
+    for eviction in plan_json["evictions"]:
+        assert eviction["pod"] in text
+    assert plan_json["evictions"][0]["reason"] in text
+    assert "Budgets used" in text
+    assert f"{len(plan_json['evictions'])}" in text
+    assert "gap" in text
+    gap = report.render_plan_html.__globals__["solver_gap"](plan_json["solver"])
+    if gap is not None:
+        assert f"{gap * 100:.2f}%" in text
+    assert "observed" not in text, "a plan has nothing observed yet"
+
+
+def test_round_page_adds_results_observed_utilisation_and_limits(
+    plan_json: dict[str, Any],
+) -> None:
+    audit = _audit(plan_json)
+    page = report.render_round_html(audit)
+    checker = check_page(page)
+    text = "".join(checker.text)
+    for expected in ("r-20261129-0800", "alertmanager", "relieved", "executed", "refused-pdb"):
+        assert expected in text
+    assert "maxNoOfPodsToEvictPerNode" in text
+    assert "observed" in text
+    hot = audit["verification"]["relief"][0]
+    assert f'aria-label="{hot["node"]} cpu"' in page
+    # Three bars (before, expected, observed) on the verified node only.
+    segment = page.split(f'aria-label="{hot["node"]} cpu"', 1)[1].split("</svg>", 1)[0]
+    assert segment.count("<title>") == 3
+    assert "windowLeft" in text
+
+
+def test_round_page_of_a_refused_round_without_a_plan() -> None:
+    record = report.RoundRecord(
+        round_id="r1",
+        trigger="schedule",
+        started_at=NOW,
+        dry_run=True,
+        policy_hash="x",
+        status="refused",
+        reason="stale-metrics: node-a sample is 900s old (max 120s)",
+    )
+    page = report.render_round_html(report.round_to_json(record))
+    check_page(page)
+    assert "stale-metrics: node-a sample is 900s old" in page
+    assert "No nodes in this plan." in page
+
+
+def test_names_from_the_cluster_are_escaped() -> None:
+    plan_json = {
+        "status": "planned",
+        "reason": "<b>x</b>",
+        "evictions": [
+            {"pod": "ns/<script>alert(1)</script>", "node": "n&1", "expectedNode": None,
+             "reason": "hotspot", "workload": None},
+        ],
+        "nodes": [
+            {"name": 'n"1', "class": "hot", "before": {"cpu": 1.3, "memory": 0.2},
+             "after": {"cpu": 0.6, "memory": 0.2}},
+        ],
+        "solver": {"method": "greedy", "seconds": 0.01, "objective": None, "lowerBound": None},
+        "skipped": {"DaemonSetPods": 2},
+    }  # fmt: skip
+    page = report.render_plan_html(plan_json)
+    check_page(page)
+    assert "<script>" not in page
+    assert "&lt;script&gt;" in page
+    assert "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+# ---- rendering in a real browser ---------------------------------------------------------
+
+
+def _png_pixels(data: bytes) -> Iterator[bytes]:
+    """Rows of an 8-bit, non-interlaced PNG (what Chromium writes), unfiltered."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    position, idat = 8, b""
+    width = height = channels = 0
+    while position < len(data):
+        (length,) = struct.unpack(">I", data[position : position + 4])
+        kind = data[position + 4 : position + 8]
+        chunk = data[position + 8 : position + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", chunk)
+            assert depth == 8
+            assert interlace == 0
+            channels = {2: 3, 6: 4, 0: 1, 4: 2}[colour]
+        elif kind == b"IDAT":
+            idat += chunk
+        position += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    previous = bytearray(stride)
+    for row in range(height):
+        start = row * (stride + 1)
+        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up = previous[i]
+            corner = previous[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                pred = left if pa <= pb and pa <= pc else up if pb <= pc else corner
+                line[i] = (line[i] + pred) & 0xFF
+        previous = line
+        yield bytes(line)
+
+
+@pytest.mark.slow
+def test_page_renders_in_headless_chromium(
+    plan_json: dict[str, Any], tmp_path: pathlib.Path
+) -> None:
+    browser = shutil.which("chromium")
+    if browser is None:
+        pytest.fail("chromium is needed: run `make system-deps`")
+    page = tmp_path / "round.html"
+    page.write_text(report.render_round_html(_audit(plan_json)))
+    screenshot = tmp_path / "round.png"
+    result = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--screenshot={screenshot}",
+            "--window-size=1024,900",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert screenshot.exists(), result.stderr[-2000:]
+    rows = list(_png_pixels(screenshot.read_bytes()))
+    assert len(rows) == 900
+    colours = {row[i : i + 3] for row in rows[::4] for i in range(0, len(row), 16)}
+    # Text, three bar colours and the grey background: far more than a blank page.
+    assert len(colours) > 20
+    bar_red = bytes.fromhex("c0392b")
+    assert any(bar_red in row for row in rows), "the 'before' bars are drawn"

@@ -1,0 +1,201 @@
+"""Leader election on a coordination.k8s.io/v1 Lease in the simulated API.
+
+Covered, with the official client over HTTP: the Lease's fields written as
+client-go writes them (holderIdentity, leaseDurationSeconds, acquireTime,
+renewTime, leaseTransitions); a second candidate waiting while the lease is
+held and never leading at the same time; release on stop and an immediate
+takeover; a leader whose renewals fail stepping down within renewDeadline.
+With two `loadaware serve` processes: exactly one leads, killing it (SIGKILL,
+no release) hands the lease to the other within the lease duration, and
+SIGTERM on the survivor releases the lease and exits 0.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from loadaware import policy, runtime, sim
+from tests.lib.prometheus import free_port
+
+FAST = policy.LeaderElectionSettings.model_validate(
+    {
+        "leaseNamespace": "default",
+        "leaseDuration": "3s",
+        "renewDeadline": "2s",
+        "retryPeriod": "0.3s",
+    }
+)
+
+
+@pytest.fixture
+def sim_api(tmp_path: pathlib.Path) -> Iterator[tuple[sim.SimServer, pathlib.Path]]:
+    server = sim.start_server(scenario="small")
+    try:
+        yield server, server.write_kubeconfig(tmp_path / "kubeconfig")
+    finally:
+        server.stop()
+
+
+def poll(condition: Callable[[], bool], what: str, timeout: float = 15.0) -> float:
+    started = time.monotonic()
+    while not condition():
+        assert time.monotonic() - started < timeout, f"timed out waiting for {what}"
+        time.sleep(0.02)
+    return time.monotonic() - started
+
+
+def lease(server: sim.SimServer) -> dict[str, object]:
+    return server.get("leases", "default", "loadaware", group="coordination.k8s.io")["spec"]
+
+
+def test_two_candidates_one_leader_and_release(
+    sim_api: tuple[sim.SimServer, pathlib.Path],
+) -> None:
+    server, kubeconfig = sim_api
+    a = runtime.LeaseElector(runtime.api_client_from(kubeconfig), FAST, identity="a")
+    b = runtime.LeaseElector(runtime.api_client_from(kubeconfig), FAST, identity="b")
+    assert a.try_acquire_or_renew() is True
+    assert b.try_acquire_or_renew() is False
+    spec = lease(server)
+    assert spec["holderIdentity"] == "a"
+    assert spec["leaseDurationSeconds"] == 3
+    assert spec["leaseTransitions"] == 0
+    assert spec["acquireTime"]
+    assert spec["renewTime"]
+    a.start()
+    b.start()
+    try:
+        deadline = time.monotonic() + 2 * FAST.lease_duration.total_seconds()
+        while time.monotonic() < deadline:
+            assert not (a.is_leader() and b.is_leader())
+            assert a.is_leader()
+            time.sleep(0.05)
+        a.stop()
+        assert not a.is_leader()
+        assert lease(server)["holderIdentity"] in ("", "b")
+        # Released: b need not wait out the lease duration.
+        took = poll(b.is_leader, "b to take over")
+        assert took < FAST.lease_duration.total_seconds()
+        spec = lease(server)
+        assert spec["holderIdentity"] == "b"
+        assert spec["leaseTransitions"] == 1
+    finally:
+        a.stop()
+        b.stop()
+    assert lease(server)["holderIdentity"] == ""
+
+
+def test_leader_that_cannot_renew_steps_down_within_the_renew_deadline(
+    sim_api: tuple[sim.SimServer, pathlib.Path],
+) -> None:
+    server, kubeconfig = sim_api
+    changes: list[bool] = []
+    a = runtime.LeaseElector(
+        runtime.api_client_from(kubeconfig), FAST, identity="a", on_change=changes.append
+    )
+    a.start()
+    try:
+        poll(a.is_leader, "a to lead")
+        server.faults.add(path="/leases", status=500)  # the API server fails every renewal
+        took = poll(lambda: not a.is_leader(), "a to step down")
+        assert took <= FAST.renew_deadline.total_seconds() + 0.5
+        assert changes[0] is True
+        poll(lambda: changes[-1] is False, "the change to be reported")
+    finally:
+        a.stop()
+
+
+# -- two serve processes ------------------------------------------------------------
+
+
+def serve_policy(tmp_path: pathlib.Path, port: int) -> pathlib.Path:
+    path = tmp_path / f"policy-{port}.yaml"
+    path.write_text(
+        f"""\
+metrics:
+  metricsServer: {{}}
+state:
+  namespace: default
+serve:
+  listen: 127.0.0.1:{port}
+  webhook:
+    allowUnauthenticated: true
+  leaderElection:
+    leaseNamespace: default
+    leaseDuration: 3s
+    renewDeadline: 2s
+    retryPeriod: 0.3s
+"""
+    )
+    return path
+
+
+def status_of(port: int) -> dict[str, object] | None:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/status", timeout=2) as response:
+            return json.loads(response.read())
+    except OSError:
+        return None
+
+
+def is_leading(port: int) -> bool:
+    status = status_of(port)
+    return bool(status and status["leader"]["isLeader"])  # type: ignore[index]
+
+
+@pytest.mark.slow
+def test_two_serve_processes_fail_over(
+    sim_api: tuple[sim.SimServer, pathlib.Path], tmp_path: pathlib.Path
+) -> None:
+    server, kubeconfig = sim_api
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+    ports = [free_port(), free_port()]
+    processes: dict[int, subprocess.Popen[bytes]] = {}
+    logs = [(tmp_path / f"serve-{index}.log").open("wb") for index in range(len(ports))]
+    try:
+        for index, port in enumerate(ports):
+            processes[port] = subprocess.Popen(
+                [
+                    sys.executable, "-m", "loadaware", "serve",
+                    "--policy", str(serve_policy(tmp_path, port)),
+                    "--kubeconfig", str(kubeconfig), "--identity", f"replica-{index}",
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=logs[index],
+            )  # fmt: skip
+        poll(lambda: all(status_of(p) is not None for p in ports), "both to serve", 30)
+        poll(lambda: any(is_leading(p) for p in ports), "a leader", 15)
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            assert sum(is_leading(p) for p in ports) == 1
+        leader = next(p for p in ports if is_leading(p))
+        follower = next(p for p in ports if p != leader)
+        assert lease(server)["holderIdentity"] == f"replica-{ports.index(leader)}"
+
+        processes[leader].kill()  # no release: the lease must expire
+        processes[leader].wait(10)
+        took = poll(lambda: is_leading(follower), "the follower to take over", 15)
+        assert took <= 3.0 + 2 * 0.3 + 1.0  # leaseDuration, plus retries, plus polling
+        assert lease(server)["holderIdentity"] == f"replica-{ports.index(follower)}"
+
+        processes[follower].send_signal(signal.SIGTERM)
+        assert processes[follower].wait(20) == 0
+        assert lease(server)["holderIdentity"] == ""
+    finally:
+        for process in processes.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait(10)
+        for log in logs:
+            log.close()
