@@ -53,11 +53,13 @@ def predict_node(
 ) -> str | None:
     """The node kube-scheduler would bind the new `pod` to among `node_names`, or None
     when none fits. `extra_taints` are added to the named nodes' taints."""
-    names, totals = _score(pod, occupancy, node_names, extra_taints)
-    if not names:
+    feasible, totals = _score(pod, occupancy, node_names, extra_taints)
+    if not feasible.size:
         return None
-    best = np.flatnonzero(totals == totals.max())
-    return min(names[int(p)] for p in best)
+    # Names only for the best-scoring nodes: building them for every feasible node
+    # cost more than the scoring itself on large clusters.
+    all_names = occupancy.node_names
+    return min(all_names[int(feasible[p])] for p in np.flatnonzero(totals == totals.max()))
 
 
 def score_nodes(
@@ -68,7 +70,9 @@ def score_nodes(
     extra_taints: Mapping[str, Sequence[Taint]] = _NO_TAINTS,
 ) -> list[tuple[str, float]]:
     """Feasible nodes with their total score, best first (ties by node name)."""
-    names, totals = _score(pod, occupancy, node_names, extra_taints)
+    feasible, totals = _score(pod, occupancy, node_names, extra_taints)
+    all_names = occupancy.node_names
+    names = [all_names[i] for i in feasible.tolist()]
     return sorted(
         ((name, float(total)) for name, total in zip(names, totals.tolist(), strict=True)),
         key=lambda item: (-item[1], item[0]),
@@ -83,10 +87,8 @@ def _score(
 ) -> tuple[list[str], _fit.IntArray]:
     indexes = occupancy.node_indexes(node_names)
     feasible = indexes[occupancy.fit_mask(pod, indexes, extra_taints=extra_taints)]
-    all_names = occupancy.node_names
-    names = [all_names[i] for i in feasible.tolist()]
-    if not names:
-        return names, np.zeros(0, dtype=np.int64)
+    if not feasible.size:
+        return feasible, np.zeros(0, dtype=np.int64)
     resources = occupancy.resources()
     alloc_cpu = resources.allocatable_cpu_millicores[feasible]
     alloc_mem = resources.allocatable_memory_bytes[feasible]
@@ -105,14 +107,14 @@ def _score(
     else:
         # Kubernetes skips this plugin for best-effort pods: with nothing requested
         # every node looks equally balanced and they would pile onto one node.
-        balanced = np.zeros(len(names), dtype=np.int64)
-    taints = _taint_toleration(pod, occupancy, feasible, names, extra_taints)
+        balanced = np.zeros(feasible.size, dtype=np.int64)
+    taints = _taint_toleration(pod, occupancy, feasible, extra_taints)
     totals = (
         LEAST_ALLOCATED_WEIGHT * least
         + BALANCED_ALLOCATION_WEIGHT * balanced
         + TAINT_TOLERATION_WEIGHT * taints
     )
-    return names, totals
+    return feasible, totals
 
 
 def _least_allocated(
@@ -148,15 +150,15 @@ def _taint_toleration(
     pod: Pod,
     occupancy: _fit.Occupancy,
     feasible: _fit.IntArray,
-    names: Sequence[str],
     extra_taints: Mapping[str, Sequence[Taint]],
 ) -> _fit.IntArray:
     nodes = occupancy.nodes
     counts = np.zeros(len(feasible), dtype=np.int64)
     positions = np.flatnonzero(occupancy.tainted[feasible]).tolist()
     if extra_taints:
-        by_name = {name: p for p, name in enumerate(names)}
-        positions = sorted({*positions, *(by_name[n] for n in extra_taints if n in by_name)})
+        extra_indexes = occupancy.node_indexes(tuple(extra_taints))
+        extra_positions = np.flatnonzero(np.isin(feasible, extra_indexes)).tolist()
+        positions = sorted({*positions, *extra_positions})
     for position in positions:
         node = nodes[int(feasible[position])]
         extra = extra_taints.get(node.name, ()) if extra_taints else ()
