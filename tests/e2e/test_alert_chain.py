@@ -7,7 +7,10 @@ nodes through the official client against the simulated API.
 Asserted: exactly one round ran, started by Alertmanager and scoped to the
 alerting nodes; the hot nodes were relieved in the simulated cluster; the alert
 resolved in Prometheus; Alertmanager's repeats while it fired and its resolved
-notification started no second round; /metrics says the same.
+notification started no second round; /metrics says the same; every Grafana
+dashboard query runs on what this Prometheus scraped from the simulated cluster
+and loadaware, and returns data except on panels about things that never
+happened in this round.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Callable
 from typing import Any
@@ -47,6 +51,40 @@ groups:
     annotations:
       summary: memory of {{{{ $labels.node }}}} is over {MEMORY_HOT_RATIO:.0%}
 """
+
+
+# Panels that only show data once something went wrong or a trigger of another
+# kind ran; a single successful Alertmanager-triggered round leaves them empty.
+QUIET_PANELS = {
+    ("loadaware.json", "Refused rounds by reason"),  # nothing was refused
+    ("loadaware.json", "Next scheduled round"),  # this policy has no schedules
+}
+
+
+def dashboard_queries() -> list[tuple[str, str, str]]:
+    """(dashboard, panel, expr) for every query, with the dashboard macros filled in."""
+    found = []
+    for path in sorted((pathlib.Path(__file__).parents[2] / "dashboards").glob("*.json")):
+        board = json.loads(path.read_text())
+        for panel in board["panels"]:
+            for target in panel.get("targets") or []:
+                expr = target["expr"]
+                for macro, value in (
+                    ("$__rate_interval", "1m"),
+                    ("$__interval", "15s"),
+                    ("$__range", "10m"),
+                ):
+                    expr = expr.replace(macro, value)
+                found.append((path.name, panel["title"], expr))
+    return found
+
+
+def prometheus_query(url: str, expr: str) -> list[Any]:
+    query = urllib.parse.urlencode({"query": expr})
+    with urllib.request.urlopen(f"{url}/api/v1/query?{query}", timeout=10) as response:
+        body = json.load(response)
+    assert body["status"] == "success", (expr, body)
+    return body["data"]["result"]
 
 
 def alertmanager_config(webhook: str, token_file: pathlib.Path) -> str:
@@ -154,7 +192,8 @@ def test_alert_to_relief(tmp_path: pathlib.Path) -> None:
         (tmp_path / "prom").mkdir()
         prometheus = lib.ScrapingPrometheus(
             tmp_path / "prom",
-            targets=[f"127.0.0.1:{server.port}"],
+            # The simulated cluster and loadaware itself, as the dashboards expect.
+            targets=[f"127.0.0.1:{server.port}", f"127.0.0.1:{serve_port}"],
             rules=RULES,
             alertmanager=f"127.0.0.1:{alertmanager.port}",
         )
@@ -217,6 +256,23 @@ def test_alert_to_relief(tmp_path: pathlib.Path) -> None:
         assert final is not None
         assert final["roundsStarted"] == 1
         assert len(final["rounds"]) == 1
+
+        # Every dashboard query runs on what this Prometheus scraped; those about
+        # things this calm round never did (failures, refusals) may be empty.
+        # Rates need a few scrapes after the round.
+        poll(
+            lambda: prometheus_query(
+                prometheus.url, "count_over_time(loadaware_rounds_total[1m]) >= 5"
+            ),
+            "Prometheus to scrape loadaware after the round",
+            30,
+        )
+        empty = [
+            (board, title)
+            for board, title, expr in dashboard_queries()
+            if not prometheus_query(prometheus.url, expr)
+        ]
+        assert not set(empty) - QUIET_PANELS, empty
 
         loadaware.send_signal(signal.SIGTERM)
         assert loadaware.wait(30) == 0
