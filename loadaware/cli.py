@@ -73,6 +73,19 @@ def _build_parser() -> argparse.ArgumentParser:
     val = commands.add_parser("validate", help="check a policy file")
     val.add_argument("--policy", required=True)
 
+    conv = commands.add_parser(
+        "convert",
+        help="print the LoadAwarePolicy equivalent to another tool's policy "
+        "(exit 2 when something has no equivalent)",
+    )
+    conv.add_argument(
+        "--from-descheduler",
+        required=True,
+        metavar="FILE",
+        help="a kubernetes-sigs/descheduler DeschedulerPolicy (v1alpha2 or v1alpha1)",
+    )
+    conv.add_argument("-o", "--output", help="file to write (default: standard output)")
+
     simulator = commands.add_parser("sim", help="the simulated cluster")
     sim_commands = simulator.add_subparsers(dest="sim_command", required=True, metavar="COMMAND")
     sim_serve = sim_commands.add_parser(
@@ -117,6 +130,17 @@ def _build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--context", help="kubeconfig context (default: the current one)")
     srv.add_argument("--listen", help="host:port (default: the policy's serve.listen)")
     srv.add_argument("--identity", help="leader election identity (default: hostname + random)")
+
+    for name, does in (
+        ("suspend", "stop every eviction from every trigger at once (no deploy)"),
+        ("resume", "let evictions go on after `loadaware suspend`"),
+    ):
+        switch = commands.add_parser(name, help=does)
+        switch.add_argument("--policy", required=True, help="names the state ConfigMap")
+        switch.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, ~/.kube)")
+        switch.add_argument("--context", help="kubeconfig context (default: the current one)")
+        switch.add_argument("--reason", default="", help="why, recorded on the ConfigMap")
+        switch.add_argument("--by", help="who, recorded on the ConfigMap (default: user@host)")
     return parser
 
 
@@ -149,6 +173,19 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     loaded = policy.load_policy(args.policy)
     sys.stdout.write(yaml.safe_dump(policy.dump_policy(loaded), sort_keys=False))
     return EXIT_OK
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    conversion = policy.load_descheduler_policy(args.from_descheduler)
+    text = policy.render_conversion_yaml(conversion, source=args.from_descheduler)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as out:
+            out.write(text)
+    else:
+        sys.stdout.write(text)
+    sys.stderr.write(policy.render_issues_table(conversion.issues))
+    # Written either way, so it can be reviewed; exit 2 says it is not equivalent as is.
+    return EXIT_BAD_INPUT if conversion.changes_behaviour else EXIT_OK
 
 
 def _print_plan(result: plan.Plan, output: str, all_nodes: bool, **extra: object) -> None:
@@ -284,6 +321,19 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     )
 
 
+def _cmd_suspend(args: argparse.Namespace) -> int:
+    state = runtime.set_suspended(
+        args.command == "suspend",
+        policy_file=args.policy,
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        reason=args.reason,
+        by=args.by,
+    )
+    sys.stdout.write(json.dumps(state, indent=2) + "\n")
+    return EXIT_OK
+
+
 def _cmd_sim(args: argparse.Namespace) -> int:
     from loadaware import sim  # only the CLI and runtime may reach the simulator
 
@@ -321,9 +371,12 @@ _COMMANDS = {
     "run": _cmd_run,
     "serve": _cmd_serve,
     "validate": _cmd_validate,
+    "convert": _cmd_convert,
     "plan": _cmd_plan,
     "simulate": _cmd_simulate,
     "metrics": _cmd_metrics,
+    "suspend": _cmd_suspend,
+    "resume": _cmd_suspend,
 }
 
 

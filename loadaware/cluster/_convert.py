@@ -567,10 +567,13 @@ def _convert_pod(
     if affinity:
         affinity = r.mapping(affinity, "spec.affinity")
         node_affinity = _required_node_affinity(r, affinity)
+        preferred_node_affinity = _preferred_node_affinity(r, affinity)
         pod_affinity = _pod_affinity_terms(r, affinity, "podAffinity")
         pod_anti_affinity = _pod_affinity_terms(r, affinity, "podAntiAffinity")
     else:
         node_affinity, pod_affinity, pod_anti_affinity = (), (), ()
+        preferred_node_affinity = ()
+    labels = r.string_map(meta.get("labels"), "metadata.labels")
 
     return _types.Pod(
         namespace=namespace,
@@ -580,7 +583,7 @@ def _convert_pod(
         # The API server starts every pod as Pending.
         phase=r.string(status.get("phase"), "status.phase") or "Pending",
         ready=_condition_is_true(r, status, "Ready"),
-        labels=r.string_map(meta.get("labels"), "metadata.labels"),
+        labels=labels,
         annotations=annotations,
         owner=owner,
         workload=None if owner is None else resolver.resolve(namespace, owner),
@@ -602,6 +605,11 @@ def _convert_pod(
         required_pod_affinity=pod_affinity,
         required_pod_anti_affinity=pod_anti_affinity,
         host_ports=_host_ports(r, containers, init_containers),
+        preferred_node_affinity=preferred_node_affinity,
+        topology_spread_constraints=_spread_constraints(r, spec, labels),
+        start_time=r.timestamp(status.get("startTime"), "status.startTime"),
+        status_reason=r.string(status.get("reason"), "status.reason"),
+        container_statuses=_container_statuses(r, status),
     )
 
 
@@ -827,6 +835,146 @@ def _required_node_affinity(
             )
         )
     return tuple(terms)
+
+
+def _node_selector_term(r: _Reader, item: Any, path: str) -> _types.NodeSelectorTerm:
+    term = r.mapping(item, path)
+    return _types.NodeSelectorTerm(
+        match_expressions=_requirements(
+            r, term.get("matchExpressions"), f"{path}.matchExpressions", _NODE_SELECTOR_OPERATORS
+        ),
+        match_fields=_requirements(
+            r, term.get("matchFields"), f"{path}.matchFields", _NODE_SELECTOR_OPERATORS
+        ),
+    )
+
+
+def _preferred_node_affinity(
+    r: _Reader, affinity: Mapping[str, Any]
+) -> tuple[_types.PreferredSchedulingTerm, ...]:
+    path = "spec.affinity.nodeAffinity"
+    node_affinity = r.mapping(affinity.get("nodeAffinity"), path)
+    path += ".preferredDuringSchedulingIgnoredDuringExecution"
+    terms = []
+    for i, item in enumerate(
+        r.sequence(node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution"), path)
+    ):
+        term_path = f"{path}[{i}]"
+        entry = r.mapping(item, term_path)
+        weight = r.integer(entry.get("weight", 0), f"{term_path}.weight")
+        terms.append(
+            _types.PreferredSchedulingTerm(
+                weight=weight,
+                preference=_node_selector_term(
+                    r, entry.get("preference"), f"{term_path}.preference"
+                ),
+            )
+        )
+    return tuple(terms)
+
+
+_SPREAD_WHEN = frozenset({"DoNotSchedule", "ScheduleAnyway"})
+_SPREAD_POLICIES = frozenset({"Honor", "Ignore"})
+
+
+def _spread_constraints(
+    r: _Reader, spec: Mapping[str, Any], labels: Mapping[str, str]
+) -> tuple[_types.TopologySpreadConstraint, ...]:
+    items = spec.get("topologySpreadConstraints")
+    if not items:
+        return ()
+    result = []
+    for i, item in enumerate(r.sequence(items, "spec.topologySpreadConstraints")):
+        path = f"spec.topologySpreadConstraints[{i}]"
+        entry = r.mapping(item, path)
+        topology_key = r.string(entry.get("topologyKey"), f"{path}.topologyKey")
+        if not topology_key:
+            r.fail(f"{path}.topologyKey", "missing")
+        when = r.string(entry.get("whenUnsatisfiable"), f"{path}.whenUnsatisfiable")
+        if when not in _SPREAD_WHEN:
+            r.fail(f"{path}.whenUnsatisfiable", f"{when!r} is not one of {sorted(_SPREAD_WHEN)}")
+        max_skew = r.integer(entry.get("maxSkew", 1), f"{path}.maxSkew")
+        if max_skew < 1:
+            r.fail(f"{path}.maxSkew", "must be at least 1")
+        min_domains = entry.get("minDomains")
+        selector = _label_selector(r, entry.get("labelSelector"), f"{path}.labelSelector")
+        # matchLabelKeys: the pod's own values of those keys narrow the selector, as
+        # kube-scheduler does (newer API servers merge them into labelSelector already).
+        keys = r.strings(entry.get("matchLabelKeys"), f"{path}.matchLabelKeys")
+        extra = {k: labels[k] for k in keys if k in labels}
+        if selector is not None and extra:
+            selector = _types.LabelSelector(
+                match_labels={**selector.match_labels, **extra},
+                match_expressions=selector.match_expressions,
+            )
+        policies = []
+        for name, default in (("nodeAffinityPolicy", "Honor"), ("nodeTaintsPolicy", "Ignore")):
+            value = r.string(entry.get(name), f"{path}.{name}") or default
+            if value not in _SPREAD_POLICIES:
+                r.fail(f"{path}.{name}", f"{value!r} is not one of Honor, Ignore")
+            policies.append(value)
+        result.append(
+            _types.TopologySpreadConstraint(
+                max_skew=max_skew,
+                topology_key=topology_key,
+                when_unsatisfiable=when,
+                label_selector=selector,
+                min_domains=(
+                    None if min_domains is None else r.integer(min_domains, f"{path}.minDomains")
+                ),
+                node_affinity_policy=policies[0],
+                node_taints_policy=policies[1],
+            )
+        )
+    return tuple(result)
+
+
+def _container_statuses(
+    r: _Reader, status: Mapping[str, Any]
+) -> tuple[_types.ContainerStatus, ...]:
+    result = []
+    for field_name, init in (("initContainerStatuses", True), ("containerStatuses", False)):
+        path = f"status.{field_name}"
+        for i, item in enumerate(r.sequence(status.get(field_name), path)):
+            entry = r.mapping(item, "{}[{}]", path, i)
+            state = r.mapping(entry.get("state"), "{}[{}].state", path, i)
+            waiting = r.mapping(state.get("waiting"), "{}[{}].state.waiting", path, i)
+            terminated = r.mapping(state.get("terminated"), "{}[{}].state.terminated", path, i)
+            exit_code = terminated.get("exitCode")
+            count = entry.get("restartCount")
+            result.append(
+                _container_status(
+                    r.string(entry.get("name"), "{}[{}].name", path, i),
+                    init,
+                    0 if count is None else r.integer(count, "{}[{}].restartCount", path, i),
+                    r.string(waiting.get("reason"), "{}[{}].state.waiting.reason", path, i),
+                    r.string(terminated.get("reason"), "{}[{}].state.terminated.reason", path, i),
+                    None
+                    if exit_code is None
+                    else r.integer(exit_code, "{}[{}].state.terminated.exitCode", path, i),
+                )
+            )
+    return tuple(result)
+
+
+@functools.lru_cache(maxsize=4096)
+def _container_status(
+    name: str,
+    init: bool,
+    restart_count: int,
+    waiting_reason: str,
+    terminated_reason: str,
+    exit_code: int | None,
+) -> _types.ContainerStatus:
+    # Shared: the replicas of a workload mostly report the same healthy containers.
+    return _types.ContainerStatus(
+        name=name,
+        init=init,
+        restart_count=restart_count,
+        waiting_reason=waiting_reason,
+        terminated_reason=terminated_reason,
+        exit_code=exit_code,
+    )
 
 
 def _pod_affinity_terms(

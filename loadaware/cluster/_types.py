@@ -114,6 +114,46 @@ class NodeSelectorTerm:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class PreferredSchedulingTerm:
+    """One preferredDuringScheduling node affinity term: its weight counts on nodes
+    its preference matches (an empty preference matches no node, as in the API)."""
+
+    weight: int
+    preference: NodeSelectorTerm
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologySpreadConstraint:
+    """One spec.topologySpreadConstraints entry.
+
+    `label_selector` already carries the values of `matchLabelKeys` taken from the
+    pod's own labels, so that comparing pods needs only the selector.
+    """
+
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str  # DoNotSchedule | ScheduleAnyway
+    label_selector: LabelSelector | None  # None selects no pod
+    min_domains: int | None = None
+    node_affinity_policy: str = "Honor"  # Honor | Ignore: count only nodes the pod may go to
+    node_taints_policy: str = "Ignore"  # Honor | Ignore: skip nodes with untolerated taints
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContainerStatus:
+    """What a pod's status says about one container (or init container)."""
+
+    name: str
+    init: bool = False
+    restart_count: int = 0
+    # The reason of the current waiting or terminated state (CrashLoopBackOff, Error,
+    # OOMKilled, ...); empty while running or unknown.
+    waiting_reason: str = ""
+    terminated_reason: str = ""
+    exit_code: int | None = None  # of the current terminated state
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PodAffinityTerm:
     """A required (anti-)affinity term. `namespaces` empty and no namespace_selector
     means the pod's own namespace, as in the API."""
@@ -200,6 +240,12 @@ class Pod:
     required_pod_affinity: tuple[PodAffinityTerm, ...] = ()
     required_pod_anti_affinity: tuple[PodAffinityTerm, ...] = ()
     host_ports: tuple[int, ...] = ()
+    # Read for the deschedule strategies; the planner's fit checks do not use them.
+    preferred_node_affinity: tuple[PreferredSchedulingTerm, ...] = ()
+    topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
+    start_time: datetime.datetime | None = None  # status.startTime
+    status_reason: str = ""  # status.reason, e.g. Evicted, NodeAffinity, Shutdown
+    container_statuses: tuple[ContainerStatus, ...] = ()  # init containers first
 
     @property
     def key(self) -> str:

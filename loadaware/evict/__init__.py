@@ -4,7 +4,8 @@ It carries out a Plan through the policy/v1 Eviction API within budgets that
 hold across rounds and restarts (kept in a ConfigMap it owns), re-checks each
 eviction just before it, paces evictions per workload, optionally steers
 kube-scheduler with a soft taint on hot nodes, and verifies that replacements
-become Ready on cooler nodes, opening a circuit breaker when they do not.
+become Ready on cooler nodes, opening a circuit breaker when they do not. A
+suspend switch on the same ConfigMap stops every eviction at once.
 """
 
 from loadaware.evict._executor import ExecutionReport, Executor, ReplacementReport
@@ -15,6 +16,8 @@ from loadaware.evict._state import (
     BudgetExhaustedError,
     EvictionRecord,
     StateStore,
+    SuspendedError,
+    Suspension,
     rfc3339,
 )
 from loadaware.evict._taint import (
@@ -36,6 +39,8 @@ __all__ = [
     "RawObject",
     "ReplacementReport",
     "StateStore",
+    "SuspendedError",
+    "Suspension",
     "add_hotspot_taint",
     "record_outcome",
     "remove_hotspot_taint",

@@ -8,6 +8,10 @@ evicts the next pod of the same workload and again at the end of the round. A
 replacement that stays Pending, or lands back on its source or on another hot
 node, opens the circuit breaker: no further eviction this round, nor in any
 round until verify.breakerCooldown has passed.
+
+The suspend switch is checked in the reservation before every eviction (see
+_state): a suspended eviction is skipped ("suspended") and the round stops
+there; replacements of pods already evicted are still verified.
 """
 
 from __future__ import annotations
@@ -194,6 +198,10 @@ class Executor:
                 self._state.reserve(record)
             except _state.BudgetExhaustedError as exc:
                 self._record(report, eviction, "skipped", "budget", budget=exc.budget)
+                return None
+            except _state.SuspendedError as exc:
+                report.stopped = f"{exc.reference}: {exc}"
+                self._record(report, eviction, "skipped", exc.reference)
                 return None
         known = {p["metadata"]["uid"] for p in self._siblings(pod)}
         try:

@@ -1,11 +1,17 @@
 """What must survive a crash, a restart or a second trigger: the eviction history
-behind window budgets and cooldowns, and the circuit breaker.
+behind window budgets and cooldowns, the circuit breaker, and the suspend switch.
 
 It lives in one ConfigMap owned by loadaware. Every eviction is *reserved* in
 it (optimistic concurrency on resourceVersion) before the Eviction API is
 called, and settled after: a process killed in between leaves a reservation
 that still counts, so no crash can exceed a budget. Two writers racing get a
 409 and the loser re-reads and re-checks.
+
+The suspend switch is the annotation `loadaware.io/suspend` on the same
+ConfigMap, so that on-call can flip it with `loadaware suspend` or a plain
+`kubectl annotate` and no deploy. It is checked in the same read that reserves
+an eviction: a suspension written before a reservation stops that eviction, and
+one written after it is seen by the next, with nothing in between.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from loadaware import plan
-from loadaware.errors import ConflictError
+from loadaware.errors import ConflictError, RefusedError
 from loadaware.evict._kube import Kube, RawObject
 from loadaware.policy import LoadAwarePolicy
 
@@ -28,6 +34,11 @@ COUNTING: frozenset[str] = frozenset({"reserved", "evicted"})
 MAX_WRITE_ATTEMPTS = 8
 HISTORY_KEY = "evictions.json"
 BREAKER_KEY = "breaker.json"
+SUSPEND_ANNOTATION = "loadaware.io/suspend"
+# Who flipped the switch last, when and why (suspend or resume alike).
+SUSPEND_CHANGED_BY_ANNOTATION = "loadaware.io/suspend-changed-by"
+SUSPEND_CHANGED_AT_ANNOTATION = "loadaware.io/suspend-changed-at"
+SUSPEND_REASON_ANNOTATION = "loadaware.io/suspend-reason"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,6 +66,53 @@ class Breaker:
         return self.open_until is not None and now < self.open_until
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Suspension:
+    suspended: bool = False
+    value: str | None = None  # the annotation as written; None when absent
+    changed_by: str = ""
+    changed_at: str = ""  # RFC 3339, as written
+    reason: str = ""
+
+    def describe(self) -> str:
+        parts = [f"{SUSPEND_ANNOTATION}={self.value!r}"]
+        if self.changed_by:
+            parts.append(f"by {self.changed_by}")
+        if self.changed_at:
+            parts.append(f"at {self.changed_at}")
+        if self.reason:
+            parts.append(f"({self.reason})")
+        return " ".join(parts)
+
+
+def suspension_of(body: RawObject | None) -> Suspension:
+    """The switch as a ConfigMap's annotations have it.
+
+    Only an absent annotation, an empty one or "false" lets evictions through:
+    any other value ("true", but also "yes" or "1" typed in a hurry) suspends,
+    since someone set it on purpose and guessing wrong would evict."""
+    annotations = ((body or {}).get("metadata") or {}).get("annotations") or {}
+    value = annotations.get(SUSPEND_ANNOTATION)
+    suspended = value is not None and value.strip().lower() not in ("", "false")
+    return Suspension(
+        suspended=suspended,
+        value=value,
+        changed_by=annotations.get(SUSPEND_CHANGED_BY_ANNOTATION, ""),
+        changed_at=annotations.get(SUSPEND_CHANGED_AT_ANNOTATION, ""),
+        reason=annotations.get(SUSPEND_REASON_ANNOTATION, ""),
+    )
+
+
+class SuspendedError(RefusedError):
+    """The suspend switch is on: nothing may be evicted, by any trigger."""
+
+    reference = "suspended"
+
+    def __init__(self, suspension: Suspension) -> None:
+        super().__init__(suspension.describe())
+        self.suspension = suspension
+
+
 class BudgetExhaustedError(Exception):
     """A budget spanning rounds has nothing left; `budget` names it."""
 
@@ -67,6 +125,7 @@ class BudgetExhaustedError(Exception):
 class _Snapshot:
     records: tuple[EvictionRecord, ...]
     breaker: Breaker
+    suspension: Suspension
     body: RawObject | None  # None: the ConfigMap does not exist yet
 
 
@@ -88,7 +147,7 @@ class StateStore:
     def _read(self) -> _Snapshot:
         body = self._kube.read_config_map(self._namespace, self._name)
         if body is None:
-            return _Snapshot(records=(), breaker=Breaker(), body=None)
+            return _Snapshot(records=(), breaker=Breaker(), suspension=Suspension(), body=None)
         data = body.get("data") or {}
         records = tuple(
             EvictionRecord(**item) for item in json.loads(data.get(HISTORY_KEY) or "[]")
@@ -101,13 +160,18 @@ class StateStore:
             else None,
             reason=raw_breaker.get("reason", ""),
         )
-        return _Snapshot(records=records, breaker=breaker, body=body)
+        return _Snapshot(
+            records=records, breaker=breaker, suspension=suspension_of(body), body=body
+        )
 
     def breaker(self) -> Breaker:
         return self._read().breaker
 
     def records(self) -> tuple[EvictionRecord, ...]:
         return self._read().records
+
+    def suspension(self) -> Suspension:
+        return self._read().suspension
 
     def carried_budget(
         self, unavailable_per_workload: Mapping[str, int] | None = None
@@ -143,14 +207,15 @@ class StateStore:
     # Writing ----------------------------------------------------------------
 
     def reserve(self, record: EvictionRecord) -> None:
-        """Add a reservation, or raise BudgetExhaustedError naming the budget it would break."""
+        """Add a reservation, or raise BudgetExhaustedError naming the budget it would
+        break, or SuspendedError when the switch is on."""
 
         def change(records: list[EvictionRecord], breaker: Breaker) -> Breaker:
             self._check_budgets(records, record)
             records.append(record)
             return breaker
 
-        self._update(change)
+        self._update(change, refuse_when_suspended=True)
 
     def settle(self, record: EvictionRecord, outcome: Outcome) -> None:
         def change(records: list[EvictionRecord], breaker: Breaker) -> Breaker:
@@ -189,9 +254,44 @@ class StateStore:
         ):
             raise BudgetExhaustedError("window.maxEvictionsPerNamespace")
 
-    def _update(self, change: Callable[[list[EvictionRecord], Breaker], Breaker]) -> None:
+    def set_suspended(self, suspended: bool, *, by: str, reason: str) -> Suspension:
+        """Flip the switch, recording who, when and why; creates the ConfigMap if missing.
+        Only the annotations change: history and breaker are left as they are."""
+        for _attempt in range(MAX_WRITE_ATTEMPTS):
+            body = self._kube.read_config_map(self._namespace, self._name)
+            updated = dict(body) if body is not None else self._new_body({})
+            metadata = dict(updated.get("metadata") or {})
+            metadata["annotations"] = {
+                **(metadata.get("annotations") or {}),
+                SUSPEND_ANNOTATION: "true" if suspended else "false",
+                SUSPEND_CHANGED_BY_ANNOTATION: by,
+                SUSPEND_CHANGED_AT_ANNOTATION: rfc3339(self._clock()),
+                SUSPEND_REASON_ANNOTATION: reason,
+            }
+            updated["metadata"] = metadata
+            try:
+                if body is None:
+                    written = self._kube.create_config_map(self._namespace, updated)
+                else:
+                    written = self._kube.replace_config_map(self._namespace, updated)
+            except ConflictError:
+                continue  # a round reserved in between (409 on update, or created it first)
+            return suspension_of(written)
+        raise ConflictError(
+            f"configmap {self._namespace}/{self._name} kept changing; "
+            f"gave up after {MAX_WRITE_ATTEMPTS} attempts"
+        )
+
+    def _update(
+        self,
+        change: Callable[[list[EvictionRecord], Breaker], Breaker],
+        *,
+        refuse_when_suspended: bool = False,
+    ) -> None:
         for _attempt in range(MAX_WRITE_ATTEMPTS):
             snapshot = self._read()
+            if refuse_when_suspended and snapshot.suspension.suspended:
+                raise SuspendedError(snapshot.suspension)
             records = list(self._pruned(snapshot.records))
             breaker = change(records, snapshot.breaker)
             try:
@@ -223,23 +323,23 @@ class StateStore:
             BREAKER_KEY: json.dumps(_breaker_json(breaker), separators=(",", ":")),
         }
         if body is None:
-            self._kube.create_config_map(
-                self._namespace,
-                {
-                    "apiVersion": "v1",
-                    "kind": "ConfigMap",
-                    "metadata": {
-                        "name": self._name,
-                        "namespace": self._namespace,
-                        "labels": {"app.kubernetes.io/managed-by": "loadaware"},
-                    },
-                    "data": data,
-                },
-            )
+            self._kube.create_config_map(self._namespace, self._new_body(data))
             return
         updated = dict(body)
         updated["data"] = {**(body.get("data") or {}), **data}
         self._kube.replace_config_map(self._namespace, updated)
+
+    def _new_body(self, data: dict[str, str]) -> RawObject:
+        return {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": self._name,
+                "namespace": self._namespace,
+                "labels": {"app.kubernetes.io/managed-by": "loadaware"},
+            },
+            "data": data,
+        }
 
 
 def _breaker_json(breaker: Breaker) -> dict[str, Any]:

@@ -8,15 +8,24 @@ from collections import Counter
 import numpy as np
 
 from loadaware import metrics
-from loadaware.cluster import ClusterState
+from loadaware.cluster import ClusterState, Pod
 from loadaware.errors import RefusedError
 from loadaware.metrics import Usage
-from loadaware.plan import _candidates, _classify, _greedy, _milp
+from loadaware.plan import (
+    _candidates,
+    _classify,
+    _consolidate,
+    _greedy,
+    _milp,
+    _profiles,
+    strategies,
+)
 from loadaware.plan._budget import NO_CARRIED_BUDGET, CarriedBudget, workload_key
 from loadaware.plan._placement import Placement
-from loadaware.plan._problem import Candidate, Problem, plan_objective
+from loadaware.plan._problem import HOTSPOT, Candidate, Problem, plan_objective
 from loadaware.plan._types import (
     RESOURCES,
+    ConsolidationReport,
     Eviction,
     NodeReport,
     Plan,
@@ -24,6 +33,9 @@ from loadaware.plan._types import (
     SolverMethod,
 )
 from loadaware.policy import LoadAwarePolicy
+
+# Evictor verdicts that put a pod outside a profile's scope rather than protect it.
+OUT_OF_SCOPE = frozenset({"namespace-excluded", "label-selector"})
 
 
 def build_plan(
@@ -49,20 +61,59 @@ def build_plan(
         return Plan(status="refused", reason=f"{exc.reference}: {exc.message}")
 
     table = _classify.classify_nodes(cluster, usage, policy.node_pools, verdict.excluded_nodes)
+    profiles = _profiles.scoped_profiles(policy, cluster)
+    tally = _profiles.Tally()
     problem, skipped = _build_problem(
-        cluster, usage, policy, table, verdict.stale_pods, now, carried, source_nodes
+        cluster,
+        usage,
+        policy,
+        table,
+        verdict.stale_pods,
+        now,
+        carried,
+        source_nodes,
+        profiles,
+        tally,
     )
     hot = problem.hot_indexes
-    if not hot:
+    consolidating = policy.consolidation.enabled
+    if not hot and not problem.must_move and not consolidating:
+        named = sum(c.skipped for rules in tally.as_plan().values() for c in rules.values())
         return Plan(
             status="noop",
-            reason="no hot nodes",
+            reason="no hot nodes"
+            + (f"; {named} pods named by deschedule strategies cannot move" if named else ""),
             nodes=_node_reports(table, table.usage, {}),
             solver=SolverInfo(method="none"),
+            skipped=dict(sorted(skipped.items())),
+            profiles=tally.as_plan(),
         )
 
-    solution, method, lower_bound = _solve(problem)
+    solution, method, lower_bound, placement = _solve(problem)
     skipped.update(solution.skipped)
+    # Violations before relief, in the order they were planned, also for the evictor.
+    moves = sorted(solution.moves, key=lambda m: not m.candidate.must_move)
+    planned_keys = {m.candidate.pod.key for m in moves}
+    for move in moves:
+        tally.planned[(move.candidate.profile, move.candidate.reason)] += 1
+    for cand in problem.must_move:
+        if cand.pod.key not in planned_keys:
+            why = solution.unplaced.get(cand.pod.key, "not-chosen")
+            tally.skip(cand.profile, cand.reason, why)
+    consolidation: ConsolidationReport | None = None
+    usage_after = solution.usage_after
+    if consolidating:
+        placement.reset()
+        for move in moves:
+            placement.apply(move.candidate, move.target_index)
+        extra, consolidation = _consolidate.consolidate(
+            problem, placement, profiles, moves, now, usage, verdict.stale_pods, source_nodes
+        )
+        for move in extra:
+            tally.declare(move.candidate.profile, move.candidate.reason)
+            tally.planned[(move.candidate.profile, move.candidate.reason)] += 1
+        moves = [*moves, *extra]
+        usage_after = placement.usage.copy()
     evictions = tuple(
         Eviction(
             pod=move.candidate.pod.key,
@@ -73,49 +124,62 @@ def build_plan(
             ),
             cpu_cores=float(move.candidate.usage[0]),
             memory_bytes=float(move.candidate.usage[1]),
-            reason="hotspot",
+            reason=move.candidate.reason,
             workload=workload_key(move.candidate.pod),
         )
-        for move in solution.moves
+        for move in moves
     )
     objective = plan_objective(problem, solution.usage_after, [m.candidate for m in solution.moves])
-    still_hot = [i for i in hot if problem.is_hot(solution.usage_after, i)]
+    still_hot = [i for i in hot if problem.is_hot(usage_after, i)]
+    must = sum(1 for e in evictions if e.reason != HOTSPOT)
     reason = f"{len(hot)} hot nodes; {len(evictions)} evictions planned"
+    if must:
+        reason += f" ({must} for deschedule strategies or consolidation)"
     if still_hot:
         reason += f"; {len(still_hot)} stay hot"
+    if not evictions:
+        reason = (
+            f"{len(hot)} hot nodes, but no eviction can relieve them"
+            if hot
+            else "no hot nodes, and nothing the strategies name can move"
+        )
     return Plan(
         status="planned" if evictions else "noop",
-        reason=reason if evictions else f"{len(hot)} hot nodes, but no eviction can relieve them",
+        reason=reason,
         evictions=evictions,
-        nodes=_node_reports(table, solution.usage_after, solution.notes),
+        nodes=_node_reports(table, usage_after, solution.notes),
         solver=SolverInfo(
             method=method,
             objective=round(objective, 6),
             lower_bound=round(lower_bound, 6) if lower_bound is not None else None,
         ),
         skipped=dict(sorted(skipped.items())),
+        profiles=tally.as_plan(),
+        consolidation=consolidation,
     )
 
 
-def _solve(problem: Problem) -> tuple[_greedy.Solution, SolverMethod, float | None]:
+def _solve(
+    problem: Problem,
+) -> tuple[_greedy.Solution, SolverMethod, float | None, Placement]:
     """Run the configured solver. The MILP also runs the greedy and keeps the better
     plan (scipy's milp takes no starting solution), and falls back to it when HiGHS
-    has no incumbent in time."""
+    has no incumbent in time. The Placement is returned for further replays."""
     placement = Placement(problem)
     greedy = _greedy.solve_greedy(problem, placement)
     if problem.policy.optimizer.method == "greedy":
-        return greedy, "greedy", _milp.cover_bound(problem)
+        return greedy, "greedy", _milp.cover_bound(problem), placement
     outcome = _milp.solve_milp(problem, placement)
     if outcome.solution is None:
-        return greedy, "greedy", outcome.lower_bound
+        return greedy, "greedy", outcome.lower_bound, placement
 
     def value(solution: _greedy.Solution) -> float:
         return plan_objective(problem, solution.usage_after, [m.candidate for m in solution.moves])
 
     exact = outcome.solution
     if value(exact) <= value(greedy) + 1e-9:
-        return exact, "milp", outcome.lower_bound
-    return greedy, "greedy", outcome.lower_bound
+        return exact, "milp", outcome.lower_bound, placement
+    return greedy, "greedy", outcome.lower_bound, placement
 
 
 def _node_scopes(cluster: ClusterState) -> dict[str, metrics.NodeScope]:
@@ -138,19 +202,38 @@ def _build_problem(
     now: datetime.datetime,
     carried: CarriedBudget,
     source_nodes: frozenset[str] | None,
+    profiles: tuple[_profiles.ScopedProfile, ...],
+    tally: _profiles.Tally,
 ) -> tuple[Problem, Counter[str]]:
-    rules = _candidates.EvictionRules.from_policy(policy.evictor, cluster)
     skipped: Counter[str] = Counter()
     by_node: dict[int, tuple[Candidate, ...]] = {}
+    balancing = [p for p in profiles if p.strategies.load_balancing.enabled]
+    for profile in profiles:
+        tally.rules.setdefault(profile.name, [])
+    for profile in balancing:
+        tally.declare(profile.name, HOTSPOT)
     for index, node_class in enumerate(table.classes):
         if node_class != "hot":
             continue
         if source_nodes is not None and table.names[index] not in source_nodes:
             by_node[index] = ()
             continue
+        # The profiles that relieve this node's pool; a pod goes with the first
+        # whose evictor lets it go.
+        covering = [p for p in balancing if p.covers_pool(table.pools[index])]
+        if not covering:
+            by_node[index] = ()
+            continue
         found: list[Candidate] = []
         for pod in cluster.pods_by_node.get(table.names[index], ()):
-            judged = _candidates.judge_pod(pod, rules, now)
+            profile = covering[0]
+            judged = _candidates.judge_pod(pod, profile.rules, now)
+            if not judged.evictable and len(covering) > 1:
+                for other in covering[1:]:
+                    again = _candidates.judge_pod(pod, other.rules, now)
+                    if again.evictable:
+                        judged, profile = again, other
+                        break
             if not judged.evictable:
                 skipped[judged.reason or "protected"] += 1
                 continue
@@ -169,7 +252,8 @@ def _build_problem(
                     node_index=index,
                     usage=np.array([sample.cpu_cores, sample.memory_bytes]),
                     prefer_no_eviction=judged.prefer_no_eviction,
-                    pdbs=tuple(p.key for p in _candidates.pdbs_covering(pod, rules)),
+                    pdbs=tuple(p.key for p in judged.pdbs),
+                    profile=profile.name,
                 )
             )
         by_node[index] = tuple(found)
@@ -182,6 +266,9 @@ def _build_problem(
         ],
         dtype=np.int64,
     )
+    must = _must_moves(
+        cluster, usage, table, stale_pods, now, carried, source_nodes, profiles, tally, skipped
+    )
     return (
         Problem(
             cluster=cluster,
@@ -190,9 +277,105 @@ def _build_problem(
             candidates=by_node,
             target_indexes=targets,
             carried=carried,
+            must_move=must,
         ),
         skipped,
     )
+
+
+def _must_moves(
+    cluster: ClusterState,
+    usage: Usage,
+    table: _classify.NodeTable,
+    stale_pods: frozenset[str],
+    now: datetime.datetime,
+    carried: CarriedBudget,
+    source_nodes: frozenset[str] | None,
+    profiles: tuple[_profiles.ScopedProfile, ...],
+    tally: _profiles.Tally,
+    skipped: Counter[str],
+) -> tuple[Candidate, ...]:
+    """The pods every profile's deschedule strategies name, judged by the profile's
+    evictor, in order: profiles as listed, strategies in running order. Pods that may
+    not go are counted (per profile and strategy, and in `skipped`)."""
+    nodes = cluster.nodes_by_name
+    in_round = [i for i, c in enumerate(table.classes) if c != "excluded"]
+    schedulable = tuple(
+        nodes[table.names[i]] for i in in_round if not nodes[table.names[i]].unschedulable
+    )
+    found: list[Candidate] = []
+    seen: set[str] = set()
+    for profile in profiles:
+        names = strategies.enabled_strategies(profile.strategies)
+        if not names:
+            continue
+        for name in names:
+            tally.declare(profile.name, name)
+        scope = frozenset(
+            table.names[i]
+            for i in in_round
+            if profile.covers_pool(table.pools[i])
+            and (source_nodes is None or table.names[i] in source_nodes)
+        )
+        verdicts: dict[str, _candidates.PodVerdict] = {}
+
+        def verdict(
+            pod: Pod,
+            rules: _candidates.EvictionRules = profile.rules,
+            memo: dict[str, _candidates.PodVerdict] = verdicts,
+        ) -> _candidates.PodVerdict:
+            known = memo.get(pod.key)
+            if known is None:
+                known = memo[pod.key] = _candidates.judge_pod(pod, rules, now, allow_failed=True)
+            return known
+
+        context = strategies.StrategyContext(
+            profile=profile.name,
+            settings=profile.strategies,
+            now=now,
+            nodes=scope,
+            verdict=verdict,
+            schedulable=schedulable,
+        )
+        for must in strategies.find_must_moves(cluster, context):
+            pod = must.pod
+            if pod.key in seen:
+                continue  # an earlier profile or strategy named it already
+            judged = verdict(pod)
+            if judged.reason in OUT_OF_SCOPE:
+                continue  # not this profile's pod; another profile may name it
+            seen.add(pod.key)
+            terminal = pod.phase == "Failed"
+            why: str | None = None
+            if not judged.evictable:
+                why = judged.reason or "protected"
+            elif workload_key(pod) in carried.cooling_workloads:
+                why = "cooldown"
+            elif not terminal and (pod.key in stale_pods or pod.key not in usage.pods):
+                why = "no-fresh-usage"
+            if why is not None:
+                skipped[why] += 1
+                tally.skip(profile.name, must.reason, why)
+                continue
+            sample = usage.pods.get(pod.key)
+            found.append(
+                Candidate(
+                    pod=pod,
+                    node_index=table.index[pod.node_name or ""],
+                    usage=(
+                        np.zeros(2)
+                        if terminal or sample is None
+                        else np.array([sample.cpu_cores, sample.memory_bytes])
+                    ),
+                    prefer_no_eviction=judged.prefer_no_eviction,
+                    pdbs=tuple(p.key for p in judged.pdbs),
+                    reason=must.reason,
+                    profile=profile.name,
+                    landing_check=must.landing_check,
+                    terminal=terminal,
+                )
+            )
+    return tuple(found)
 
 
 def _node_reports(

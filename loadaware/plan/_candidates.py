@@ -287,7 +287,7 @@ def _is_static(pod: Pod) -> bool:
     return source is not None and source != "api"
 
 
-def _never_evictable(pod: Pod, rules: EvictionRules) -> Reason | None:
+def _never_evictable(pod: Pod, rules: EvictionRules, allow_failed: bool = False) -> Reason | None:
     if pod.is_mirror or MIRROR_ANNOTATION in pod.annotations:
         return "mirror-pod"
     if _is_static(pod):
@@ -298,6 +298,10 @@ def _never_evictable(pod: Pod, rules: EvictionRules) -> Reason | None:
         return "opted-out"
     if rules.protect_failed_bare_pods and pod.owner is None and pod.phase == "Failed":
         return "failed-bare-pod"
+    if allow_failed and pod.phase == "Failed":
+        # RemoveFailedPods: a failed pod holds nothing, so no owner needs to
+        # recreate it for its removal to be safe.
+        return None
     if pod.node_name is None or pod.phase != "Running":
         return "not-running"
     if pod.owner is None:
@@ -348,10 +352,16 @@ def _is_namespace_selected(namespace: str, rules: EvictionRules) -> bool:
     return namespace not in rules.namespaces_exclude
 
 
-def judge_pod(pod: Pod, rules: EvictionRules, now: datetime.datetime) -> PodVerdict:
-    """Whether the pod may be evicted, and if not, the first reason in CHECK_ORDER."""
+def judge_pod(
+    pod: Pod, rules: EvictionRules, now: datetime.datetime, *, allow_failed: bool = False
+) -> PodVerdict:
+    """Whether the pod may be evicted, and if not, the first reason in CHECK_ORDER.
+
+    `allow_failed` (RemoveFailedPods) lets Failed pods through the not-running and
+    no-owner checks; the Eviction API ignores PodDisruptionBudgets for them.
+    """
     prefer_no_eviction = PREFER_NO_EVICTION_ANNOTATION in pod.annotations
-    reason = _never_evictable(pod, rules)
+    reason = _never_evictable(pod, rules, allow_failed)
     # namespaces select which pods descheduler lists at all, outside its
     # Filter, so the evict annotation does not reach past them.
     if reason is None and not _is_namespace_selected(pod.namespace, rules):
@@ -359,7 +369,7 @@ def judge_pod(pod: Pod, rules: EvictionRules, now: datetime.datetime) -> PodVerd
     if reason is not None:
         return PodVerdict(evictable=False, reason=reason, prefer_no_eviction=prefer_no_eviction)
 
-    pdbs = pdbs_covering(pod, rules)
+    pdbs = _NO_PDBS if allow_failed and pod.phase == "Failed" else pdbs_covering(pod, rules)
     if EVICT_ANNOTATION not in pod.annotations:
         reason = _protection(pod, rules, now, pdbs)
 

@@ -104,6 +104,13 @@ def _static_failure(pod: Pod, node: Node, extra_taints: Sequence[Taint] = ()) ->
     return None
 
 
+def node_admits(pod: Pod, node: Node) -> bool:
+    """Whether the node passes the checks that depend on the pod and the node alone
+    (readiness, cordon, NoSchedule/NoExecute taints, nodeSelector, required node
+    affinity), whatever else is placed there."""
+    return _static_failure(pod, node) is None
+
+
 def _selector_key(selector: LabelSelector | None) -> _TermKey | None:
     if selector is None:
         return None

@@ -5,10 +5,15 @@ Koordinator's LowNodeLoad picks pods by usage the same way; loadaware adds
 nodeFit and the bounce-back check: a pod is evicted only if kube-scheduler is
 predicted to place its replacement on a cool node that stays under its
 targetThresholds (see _placement).
+
+Must-move pods (deschedule strategies) go first, in the order the strategies
+named them, under the same budgets; then the hot nodes, without the pods
+already moved.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,6 +35,8 @@ class Solution:
     usage_after: np.ndarray
     notes: dict[int, str] = field(default_factory=dict)  # hot node index -> why still hot
     skipped: dict[str, int] = field(default_factory=dict)
+    # Must-move pods (by namespace/name) that were not moved, and why.
+    unplaced: dict[str, str] = field(default_factory=dict)
 
     def count(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -41,12 +48,44 @@ def solve_greedy(problem: Problem, placement: Placement | None = None) -> Soluti
     placement.reset()
     budget = problem.new_budget()
     solution = Solution(usage_after=placement.usage)
+    moved = place_must_moves(problem, placement, budget, problem.must_move, solution)
     for hot in hottest_first(problem):
-        relieve_node(
-            problem, placement, budget, hot, list(problem.candidates.get(hot, ())), solution
-        )
+        remaining = list(problem.candidates.get(hot, ()))
+        if moved:
+            remaining = [c for c in remaining if c.pod.key not in moved]
+        relieve_node(problem, placement, budget, hot, remaining, solution)
     solution.usage_after = placement.usage.copy()
     return solution
+
+
+def place_must_moves(
+    problem: Problem,
+    placement: Placement,
+    budget: RoundBudget,
+    must_moves: Sequence[Candidate],
+    solution: Solution,
+) -> set[str]:
+    """Move each must-move pod, in order, that a budget allows and whose replacement
+    lands well; record the others in solution.unplaced. Returns the keys moved."""
+    moved: set[str] = set()
+    names = problem.table.names
+    for cand in must_moves:
+        source = names[cand.node_index]
+        over = budget.exceeded_by(cand.pod, source, cand.pdbs)
+        why = over
+        target: int | None = None
+        if over is None:
+            target, why = placement.landing(cand)
+        if why is not None:
+            solution.count(why)
+            solution.unplaced[cand.pod.key] = why
+            continue
+        budget.charge(cand.pod, source, cand.pdbs)
+        placement.apply(cand, target)
+        solution.moves.append(Move(candidate=cand, target_index=target))
+        solution.unplaced.pop(cand.pod.key, None)
+        moved.add(cand.pod.key)
+    return moved
 
 
 def hottest_first(problem: Problem) -> list[int]:

@@ -15,6 +15,13 @@ is solved in two stages:
    is solved again. After the last round the sequence is replayed once more,
    keeping only the moves that hold.
 
+Must-move pods (deschedule strategies) are columns too, ahead of the hot
+nodes' pods in the execution order, with a negative cost (MUST_MOVE_REWARD, a
+tier above overload: see _problem) and the same budget, PodDisruptionBudget and
+headroom rows; a must-move on a hot node counts in that node's overload rows.
+A pod that is both a must-move and a hotspot candidate has two columns, of
+which at most one may be chosen.
+
 Stage 1 with no bans relaxes the real problem (aggregate headroom instead of
 per-node capacity), so its dual bound is a lower bound on any plan's objective;
 so is the per-node cover bound. The larger of the two is reported.
@@ -32,9 +39,16 @@ from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from loadaware.plan._budget import workload_key
-from loadaware.plan._greedy import Move, Solution, hottest_first, relieve_node
+from loadaware.plan._greedy import (
+    Move,
+    Solution,
+    hottest_first,
+    place_must_moves,
+    relieve_node,
+)
 from loadaware.plan._placement import Placement
 from loadaware.plan._problem import (
+    MUST_MOVE_REWARD,
     OVERLOAD_WEIGHT,
     Candidate,
     Problem,
@@ -62,6 +76,7 @@ def solve_milp(problem: Problem, placement: Placement | None = None) -> MilpOutc
     total = settings.time_limit.total_seconds()
     banned = np.zeros(len(ordered), dtype=bool)
     ban_reasons: dict[str, int] = {}
+    unplaced: dict[str, str] = {}
     lower = cover_bound(problem)
     chosen: np.ndarray | None = None
     rounds = 0
@@ -81,6 +96,8 @@ def solve_milp(problem: Problem, placement: Placement | None = None) -> MilpOutc
         for i, why in failed:
             banned[i] = True
             ban_reasons[why] = ban_reasons.get(why, 0) + 1
+            if ordered[i].must_move:
+                unplaced[ordered[i].pod.key] = why
     if chosen is None:
         return MilpOutcome(solution=None, lower_bound=lower, rounds=rounds)
     solution = _replay(
@@ -91,6 +108,10 @@ def solve_milp(problem: Problem, placement: Placement | None = None) -> MilpOutc
     )
     for why, count in ban_reasons.items():
         solution.skipped[why] = solution.skipped.get(why, 0) + count
+    moved = {m.candidate.pod.key for m in solution.moves}
+    for key, why in unplaced.items():
+        if key not in moved:
+            solution.unplaced.setdefault(key, why)
     return MilpOutcome(solution=solution, lower_bound=lower, rounds=rounds)
 
 
@@ -99,7 +120,7 @@ def _ordered_candidates(problem: Problem) -> list[Candidate]:
     hottest node first, then the larger pods of each node first."""
     table = problem.table
     if problem.target_indexes.size == 0:
-        return []
+        return [c for c in problem.must_move if c.terminal]
     targets = problem.target_indexes
     headroom = np.maximum(
         np.nan_to_num(table.high[targets], nan=np.inf) * table.allocatable[targets]
@@ -108,7 +129,11 @@ def _ordered_candidates(problem: Problem) -> list[Candidate]:
     )
     biggest_room = headroom.max(axis=0)
     ratios = table.utilisation()
-    order: list[Candidate] = []
+    # Violations first, in the order the strategies named them; a must-move too big
+    # for any receiving node cannot move (it is reported as unplaced).
+    order: list[Candidate] = [
+        c for c in problem.must_move if c.terminal or np.all(c.usage <= biggest_room)
+    ]
 
     def severity(index: int) -> tuple[float, str]:
         over = np.nan_to_num(ratios[index] - table.high[index], nan=-1.0)
@@ -177,10 +202,14 @@ class _SelectionModel:
             - table.usage[targets],
             0.0,
         ).sum(axis=0)
+        # A failed pod's replacement, if any, exists already: it takes no room.
         requests = np.array(
-            [[c.pod.cpu_request_millicores, c.pod.memory_request_bytes] for c in candidates],
+            [
+                [0, 0] if c.terminal else [c.pod.cpu_request_millicores, c.pod.memory_request_bytes]
+                for c in candidates
+            ],
             dtype=float,
-        )
+        ).reshape(count, 2)
         free = _free_requests(problem)
         for column, capacity in (
             *((usage[:, r], room[r]) for r in range(usage.shape[1])),
@@ -220,6 +249,12 @@ class _SelectionModel:
         groups.extend(
             (m, max(allowed.get(k, 0), 0)) for k, m in covered.items() if len(m) > allowed.get(k, 0)
         )
+        # A pod both must move and relieves a hotspot: one eviction at most.
+        if problem.must_move:
+            columns: dict[str, list[int]] = defaultdict(list)
+            for i, cand in enumerate(candidates):
+                columns[cand.pod.key].append(i)
+            groups.extend((m, 1) for m in columns.values() if len(m) > 1)
         if groups:
             data, row_ids, col_ids = [], [], []
             for k, (members_list, limit) in enumerate(groups):
@@ -305,11 +340,18 @@ def _replay(
         target, why = placement.landing(cand)
         if why is not None:
             solution.count(why)
+            if cand.must_move:
+                solution.unplaced[cand.pod.key] = why
             continue
         budget.charge(cand.pod, problem.table.names[cand.node_index], cand.pdbs)
         placement.apply(cand, target)
         solution.moves.append(Move(candidate=cand, target_index=target))
         taken.add(cand.pod.key)
+    # Must-moves HiGHS left out (within its gap, or too big for the aggregate
+    # headroom) are tried again in order; the reasons they fail are recorded.
+    rest_must = [c for c in problem.must_move if c.pod.key not in taken]
+    if rest_must:
+        taken |= place_must_moves(problem, placement, budget, rest_must, solution)
     for hot in hottest_first(problem):
         if problem.is_hot(placement.usage, hot):
             rest = [c for c in problem.candidates.get(hot, ()) if c.pod.key not in taken]
@@ -324,11 +366,20 @@ def cover_bound(problem: Problem) -> float:
     table = problem.table
     total = 0.0
     per_node_limit = problem.policy.limits.max_no_of_pods_to_evict_per_node
+    # Each must-move costs at least 1 - MUST_MOVE_REWARD; counting its reward in full
+    # here and its pod among its node's candidates keeps the bound valid.
+    must_on: dict[int, list[Candidate]] = defaultdict(list)
+    for cand in problem.must_move:
+        must_on[cand.node_index].append(cand)
+        total -= MUST_MOVE_REWARD
     for hot in problem.hot_indexes:
         excess = problem.node_excess(table.usage, hot) / np.where(
             table.allocatable[hot] > 0, table.allocatable[hot], 1.0
         )
         cands = problem.candidates.get(hot, ())
+        if hot in must_on:
+            known = {c.pod.key for c in cands}
+            cands = (*cands, *(c for c in must_on[hot] if c.pod.key not in known))
         shares = (
             np.array([c.usage for c in cands]) / table.allocatable[hot]
             if cands

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loadaware.plan._types import Plan
+from loadaware.plan._types import ConsolidationReport, Plan
 
 
 def plan_to_json(plan: Plan) -> dict[str, Any]:
@@ -41,4 +41,27 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
             "lowerBound": plan.solver.lower_bound,
         },
         "skipped": dict(plan.skipped),
+        # Additive to DESIGN.md's contract: what each profile's rules did.
+        "profiles": {
+            profile: {
+                rule: {
+                    "planned": count.planned,
+                    "skipped": count.skipped,
+                    **({"skippedReasons": dict(count.skipped_reasons)} if count.skipped else {}),
+                }
+                for rule, count in rules.items()
+            }
+            for profile, rules in plan.profiles.items()
+        },
+        **({"consolidation": _consolidation(plan.consolidation)} if plan.consolidation else {}),
+    }
+
+
+def _consolidation(report: ConsolidationReport) -> dict[str, Any]:
+    return {
+        "nodes": list(report.nodes),
+        "evictions": report.evictions,
+        "nodeHoursSavedPerDay": report.node_hours_saved_per_day,
+        "candidates": report.candidates,
+        **({"note": report.note} if report.note else {}),
     }

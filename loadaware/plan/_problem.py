@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,16 +12,36 @@ from loadaware.plan._budget import NO_CARRIED_BUDGET, CarriedBudget, RoundBudget
 from loadaware.plan._classify import NodeTable
 from loadaware.policy import LoadAwarePolicy
 
+# The rule of hotspot relief; must-move candidates carry their strategy's name instead.
+HOTSPOT = "hotspot"
+
+# A move already applied in a replay: (pod, source node, landing node or None).
+AppliedMove = tuple[Pod, str, str | None]
+# Whether a replacement landing on the named node no longer breaks the rule that
+# made the pod a must-move, given the moves applied before it.
+LandingCheck = Callable[[str, Sequence[AppliedMove]], bool]
+
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class Candidate:
-    """A pod on a hot node that may be evicted."""
+    """A pod that may be evicted: from a hot node (reason "hotspot"), or a must-move
+    named by a deschedule strategy, on any node in the round."""
 
     pod: Pod
     node_index: int
     usage: np.ndarray  # (resources,) cores and bytes
     prefer_no_eviction: bool
     pdbs: tuple[str, ...]  # keys of the PodDisruptionBudgets it is charged to
+    reason: str = HOTSPOT
+    profile: str = "default"
+    # Must-moves only: None when any landing that passes nodeFit resolves the violation.
+    landing_check: LandingCheck | None = None
+    # A Failed pod (RemoveFailedPods): it holds nothing and needs no landing.
+    terminal: bool = False
+
+    @property
+    def must_move(self) -> bool:
+        return self.reason != HOTSPOT
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -32,6 +52,10 @@ class Problem:
     candidates: Mapping[int, tuple[Candidate, ...]]  # hot node index -> its candidates
     target_indexes: np.ndarray  # nodes that may receive pods: not hot, not excluded, schedulable
     carried: CarriedBudget = NO_CARRIED_BUDGET
+    # Pods deschedule strategies name, in the order they are to be taken: before any
+    # hotspot relief, since violations come first. A pod on a hot node may also be
+    # among `candidates`; at most one of the two leaves.
+    must_move: tuple[Candidate, ...] = ()
 
     def new_budget(self) -> RoundBudget:
         return RoundBudget.for_round(self.policy.limits, self.cluster.pdbs, self.carried)
@@ -55,6 +79,12 @@ class Problem:
 # comes first (0.1 percentage point of overload is worth one eviction), small
 # enough to keep HiGHS numerically comfortable.
 OVERLOAD_WEIGHT = 1000.0
+# A must-move eviction is worth this much: more than any one eviction can gain by
+# relieving overload (a pod's usage is at most twice its node's allocatable per
+# resource, so at most 4 * OVERLOAD_WEIGHT), so the solvers take every must-move a
+# budget allows first, then relieve hotspots with what is left: a lexicographic
+# tier above overload, as the descheduler runs deschedule plugins before balance ones.
+MUST_MOVE_REWARD = 10 * OVERLOAD_WEIGHT
 # Evicting a pod marked prefer-no-eviction costs this much more than another.
 PREFER_NO_EVICTION_COST = 0.2
 # Tie-breaks between otherwise equal pods (priority, deletion cost) stay below this.
@@ -64,7 +94,8 @@ DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
 
 def eviction_cost(candidate: Candidate) -> float:
     """1 per eviction, plus a small premium for pods that are costlier to disturb:
-    prefer-no-eviction, higher priority, higher pod-deletion-cost."""
+    prefer-no-eviction, higher priority, higher pod-deletion-cost; minus
+    MUST_MOVE_REWARD for a must-move."""
     pod = candidate.pod
     cost = 1.0 + (PREFER_NO_EVICTION_COST if candidate.prefer_no_eviction else 0.0)
     # Squash priority (int32) and deletion cost into [0, 1) monotonically.
@@ -74,7 +105,8 @@ def eviction_cost(candidate: Candidate) -> float:
     except ValueError:
         deletion = 0.0
     deletion = (max(min(deletion, 2**31 - 1), -(2**31)) + 2**31) / 2**32
-    return cost + TIE_BREAK_SPAN * (0.5 * priority + 0.49 * deletion)
+    cost += TIE_BREAK_SPAN * (0.5 * priority + 0.49 * deletion)
+    return cost - MUST_MOVE_REWARD if candidate.must_move else cost
 
 
 def residual_overload(problem: Problem, usage: np.ndarray) -> float:

@@ -16,8 +16,9 @@ scores the feasible ones like the default profile does:
   normalised reversed across the feasible nodes (most taints 0, none 100).
 
 Integer arithmetic follows the Go code, so scores equal kube-scheduler's. Not
-modelled: NodeAffinity and InterPodAffinity preferred terms (the Pod type has
-none), PodTopologySpread including its system default spreading, ImageLocality,
+modelled: NodeAffinity and InterPodAffinity preferred terms (the deschedule
+strategies read preferred node affinity; scoring here does not),
+PodTopologySpread including its system default spreading, ImageLocality,
 volume plugins, percentageOfNodesToScore sampling on large clusters, and the
 random choice kube-scheduler makes among equal best scores — here the tie goes
 to the first node name, so that plans are deterministic.

@@ -42,6 +42,26 @@ class SolverInfo:
     lower_bound: float | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StrategyCount:
+    """What one rule of one profile did in a round."""
+
+    planned: int = 0
+    skipped: int = 0  # pods the rule named that were not evicted
+    skipped_reasons: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsolidationReport:
+    """HighNodeUtilization: the nodes planned to be emptied, and at what cost."""
+
+    nodes: tuple[str, ...] = ()
+    evictions: int = 0
+    node_hours_saved_per_day: float = 0.0
+    candidates: int = 0  # nodes under the consolidation thresholds
+    note: str = ""  # why fewer nodes than allowed, if so
+
+
 @dataclass(frozen=True, kw_only=True)
 class Plan:
     status: PlanStatus
@@ -51,3 +71,6 @@ class Plan:
     solver: SolverInfo = SolverInfo(method="none")
     # Why pods on hot nodes were not candidates: protection or rule name -> count.
     skipped: Mapping[str, int] = field(default_factory=dict)
+    # Profile name -> rule (an eviction reason: "hotspot" or a strategy's name) -> counts.
+    profiles: Mapping[str, Mapping[str, StrategyCount]] = field(default_factory=dict)
+    consolidation: ConsolidationReport | None = None  # None: consolidation is off

@@ -416,6 +416,137 @@ class SteeringSettings(_Model):
     soft_taint: bool = False
 
 
+NodeAffinityType = Literal[
+    "requiredDuringSchedulingIgnoredDuringExecution",
+    "preferredDuringSchedulingIgnoredDuringExecution",
+]
+SpreadConstraintKind = Literal["DoNotSchedule", "ScheduleAnyway"]
+
+
+class LoadBalancingStrategy(_Model):
+    """Hotspot relief: moving pods off nodes above their targetThresholds."""
+
+    enabled: bool = True
+
+
+class NodeAffinityStrategy(_Model):
+    """descheduler's RemovePodsViolatingNodeAffinity."""
+
+    enabled: bool = False
+    node_affinity_type: list[NodeAffinityType] = Field(
+        default_factory=lambda: ["requiredDuringSchedulingIgnoredDuringExecution"], min_length=1
+    )
+
+
+class NodeTaintsStrategy(_Model):
+    """descheduler's RemovePodsViolatingNodeTaints. Taints are named `key` or `key=value`."""
+
+    enabled: bool = False
+    include_prefer_no_schedule: bool = False
+    excluded_taints: list[str] = Field(default_factory=list)
+    included_taints: list[str] = Field(default_factory=list)
+
+
+class InterPodAntiAffinityStrategy(_Model):
+    """descheduler's RemovePodsViolatingInterPodAntiAffinity."""
+
+    enabled: bool = False
+
+
+class DuplicatesStrategy(_Model):
+    """descheduler's RemoveDuplicates."""
+
+    enabled: bool = False
+    exclude_owner_kinds: list[str] = Field(default_factory=list)
+
+
+class TopologySpreadStrategy(_Model):
+    """descheduler's RemovePodsViolatingTopologySpreadConstraint."""
+
+    enabled: bool = False
+    constraints: list[SpreadConstraintKind] = Field(
+        default_factory=lambda: ["DoNotSchedule"], min_length=1
+    )
+
+
+class PodLifeTimeStrategy(_Model):
+    """descheduler's PodLifeTime. `states` match the pod phase, the pod's status
+    reason or a container's waiting reason; empty matches every pod."""
+
+    enabled: bool = False
+    max_pod_life_time_seconds: NonNegativeInt = 86400
+    states: list[str] = Field(default_factory=list)
+
+
+class TooManyRestartsStrategy(_Model):
+    """descheduler's RemovePodsHavingTooManyRestarts."""
+
+    enabled: bool = False
+    pod_restart_threshold: Annotated[int, Field(ge=1)] = 100
+    including_init_containers: bool = False
+    states: list[str] = Field(default_factory=list)
+
+
+class FailedPodsStrategy(_Model):
+    """descheduler's RemoveFailedPods."""
+
+    enabled: bool = False
+    min_pod_lifetime_seconds: NonNegativeInt | None = None
+    reasons: list[str] = Field(default_factory=list)
+    exit_codes: list[int] = Field(default_factory=list)
+    exclude_owner_kinds: list[str] = Field(default_factory=list)
+    including_init_containers: bool = False
+
+
+class Strategies(_Model):
+    """What a profile does. The deschedule strategies (every one but loadBalancing)
+    name pods that must move; loadBalancing relieves hotspots."""
+
+    load_balancing: LoadBalancingStrategy = LoadBalancingStrategy()
+    remove_pods_violating_node_affinity: NodeAffinityStrategy = NodeAffinityStrategy()
+    remove_pods_violating_node_taints: NodeTaintsStrategy = NodeTaintsStrategy()
+    remove_pods_violating_inter_pod_anti_affinity: InterPodAntiAffinityStrategy = (
+        InterPodAntiAffinityStrategy()
+    )
+    remove_duplicates: DuplicatesStrategy = DuplicatesStrategy()
+    remove_pods_violating_topology_spread_constraint: TopologySpreadStrategy = (
+        TopologySpreadStrategy()
+    )
+    pod_life_time: PodLifeTimeStrategy = PodLifeTimeStrategy()
+    remove_pods_having_too_many_restarts: TooManyRestartsStrategy = TooManyRestartsStrategy()
+    remove_failed_pods: FailedPodsStrategy = FailedPodsStrategy()
+
+
+class Profile(_Model):
+    """A named scope (namespaces, labels, node pools) and the strategies run in it.
+
+    namespaces and labelSelector narrow the evictor's: a pod must pass both.
+    """
+
+    name: str = Field(min_length=1)
+    namespaces: Namespaces = Namespaces()
+    label_selector: LabelSelectorSpec = LabelSelectorSpec()
+    # Names of nodePools whose nodes this profile acts on; None: every pool.
+    node_pools: list[str] | None = None
+    strategies: Strategies = Strategies()
+
+
+class ConsolidationSettings(_Model):
+    """descheduler's HighNodeUtilization: empty the least-used nodes so that a cluster
+    autoscaler can remove them."""
+
+    enabled: bool = False
+    max_nodes_per_round: Annotated[int, Field(ge=1)] = 1
+    # A node under every one of these (percent of allocatable) may be emptied.
+    thresholds: ResourcePercents = ResourcePercents(cpu=20, memory=20)
+
+    @model_validator(mode="after")
+    def _some_threshold(self) -> ConsolidationSettings:
+        if not self.thresholds.as_dict():
+            raise ValueError("thresholds must set at least one of cpu, memory")
+        return self
+
+
 class LoadAwarePolicy(_Model):
     api_version: Literal["loadaware.io/v1alpha1"] = "loadaware.io/v1alpha1"
     kind: Literal["LoadAwarePolicy"] = "LoadAwarePolicy"
@@ -430,6 +561,10 @@ class LoadAwarePolicy(_Model):
     dry_run: bool = False
     schedules: list[Schedule] = Field(default_factory=list)
     serve: ServeSettings = ServeSettings()
+    # None given: one implicit profile "default" (the evictor's scope, every pool,
+    # loadBalancing only).
+    profiles: list[Profile] = Field(default_factory=list)
+    consolidation: ConsolidationSettings = ConsolidationSettings()
 
     # A field validator, not a model one, so that a repeated name is reported
     # together with problems elsewhere in the file rather than only once they are fixed.
@@ -441,6 +576,27 @@ class LoadAwarePolicy(_Model):
         if dupes:
             raise ValueError(f"nodePools names must be unique; repeated: {', '.join(dupes)}")
         return pools
+
+    @field_validator("profiles")
+    @classmethod
+    def _profile_names_unique(cls, profiles: list[Profile]) -> list[Profile]:
+        names = [p.name for p in profiles]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"profiles names must be unique; repeated: {', '.join(dupes)}")
+        return profiles
+
+    @model_validator(mode="after")
+    def _profile_pools_exist(self) -> LoadAwarePolicy:
+        known = {pool.name for pool in self.node_pools}
+        for profile in self.profiles:
+            unknown = sorted(set(profile.node_pools or ()) - known)
+            if unknown:
+                raise ValueError(
+                    f"profile {profile.name!r}: nodePools {', '.join(unknown)} "
+                    f"not in nodePools (known: {', '.join(sorted(known))})"
+                )
+        return self
 
 
 __all__ = ["SYSTEM_CRITICAL_PRIORITY", "LoadAwarePolicy", "SecretStr"]

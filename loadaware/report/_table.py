@@ -70,6 +70,26 @@ def render_plan_table(
         lines.append(
             "not candidates: " + ", ".join(f"{k} {v}" for k, v in sorted(plan.skipped.items()))
         )
+    # Per profile and rule, once profiles or strategies are in use (the implicit
+    # default profile doing hotspot relief alone adds nothing to the lines above).
+    rules = [(p, r, c) for p, found in plan.profiles.items() for r, c in found.items()]
+    if any(r != "hotspot" for _, r, _ in rules) or len(plan.profiles) > 1:
+        lines.append("")
+        lines.append("PROFILES")
+        for profile, rule, count in rules:
+            why = ", ".join(f"{k} {v}" for k, v in count.skipped_reasons.items())
+            lines.append(
+                f"  {profile}  {rule}: {count.planned} planned, {count.skipped} skipped"
+                + (f" ({why})" if why else "")
+            )
+    if plan.consolidation is not None:
+        c = plan.consolidation
+        lines.append("")
+        lines.append(
+            f"consolidation: {len(c.nodes)} of {c.candidates} candidate nodes emptied"
+            + (f" ({', '.join(c.nodes)})" if c.nodes else "")
+            + f", {c.evictions} evictions, {c.node_hours_saved_per_day:g} node-hours saved per day"
+        )
     solver = plan.solver
     if solver.method != "none":
         bound = f", lower bound {solver.lower_bound:g}" if solver.lower_bound is not None else ""

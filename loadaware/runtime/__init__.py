@@ -16,6 +16,7 @@ from loadaware.runtime._serve import HttpServer, Service, serve, serve_policy
 from loadaware.runtime._service_metrics import observe_round, push_metrics
 from loadaware.runtime._simulate import SimulationResult, simulate_round
 from loadaware.runtime._simulate_api import ApiSimulation, simulate_through_api
+from loadaware.runtime._suspend import set_suspended
 from loadaware.runtime._webhook import RawAlert, RawNotification, Webhook
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "run_round",
     "serve",
     "serve_policy",
+    "set_suspended",
     "simulate_round",
     "simulate_through_api",
     "timed_plan",

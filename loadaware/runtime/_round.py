@@ -106,6 +106,13 @@ def _run(
             log.warning("removed leftover hotspot taints", extra={"node": ",".join(cleaned)})
     state = evict.StateStore(context.kube, settings, context.clock)
     if not dry_run:
+        # Refused, not a noop: nothing is done on purpose, the record and the
+        # refused-rounds metric say why, and a forgotten suspension shows up as
+        # rounds that stop succeeding. A dry run changes nothing, so it goes on,
+        # as it does with the breaker open: on-call can still see what would happen.
+        suspension = state.suspension()
+        if suspension.suspended:
+            raise evict.SuspendedError(suspension)
         breaker = state.breaker()
         if breaker.is_open(context.clock()):
             until = evict.rfc3339(breaker.open_until)  # type: ignore[arg-type]
@@ -161,7 +168,8 @@ def _run(
     )
     if evicted:
         _verify_relief(context, snapshot, planned, execution, executor, record)
-    if recheck.refused is not None:
+    suspended = (execution.stopped or "").startswith(f"{evict.SuspendedError.reference}:")
+    if recheck.refused is not None or suspended:
         record.exit_code = EXIT_REFUSED
     elif any(o.result == "failed" for o in execution.outcomes):
         record.exit_code = EXIT_ERROR
@@ -206,7 +214,9 @@ class _Rechecker:
             table = plan.classify_nodes(self._snapshot, self._usage, self._settings.node_pools, {})
             self._classes = dict(zip(table.names, table.classes, strict=True))
             self._read_at = now
-        if self._classes.get(eviction.node) != "hot":
+        # Only hotspot relief needs a hot source; a deschedule strategy's or
+        # consolidation's pod leaves whatever its node's load.
+        if eviction.reason == "hotspot" and self._classes.get(eviction.node) != "hot":
             return "source-no-longer-hot"
         return None
 
@@ -220,7 +230,13 @@ def _verify_relief(
     record: report.RoundRecord,
 ) -> None:
     """Re-read usage and compare, per source node, before / expected / observed."""
-    sources = sorted({o.node for o in execution.outcomes if o.result == "evicted"})
+    relieving = {e.pod for e in planned.evictions if e.reason == "hotspot"}
+    sources = sorted(
+        {o.node for o in execution.outcomes if o.result == "evicted" and o.pod in relieving}
+    )
+    if not sources:
+        record.relief_verdict = "no hotspot to verify"
+        return
     last_eviction = max(o.at for o in execution.outcomes if o.result == "evicted")
     nodes = {n.name: n for n in planned.nodes}
     try:

@@ -9,7 +9,7 @@ webhook's authentication):
     GET  /healthz        the process is serving
     GET  /readyz         the Kubernetes API and the metrics source answer
     GET  /status         JSON: running and recent rounds, next schedule fire
-                         times, breaker and budget state, leadership
+                         times, breaker, suspend switch and budget state, leadership
 
 Rounds are started by schedules (_schedule) and the webhook, and only through
 Service.try_start_round, which holds the single-flight lock: never two rounds
@@ -250,6 +250,7 @@ class Service:
             }
         finally:
             self._refresh_breaker()
+            self._refresh_suspension()
         with self._lock:
             self._recent.appendleft(summary)
             self._running = None
@@ -280,6 +281,23 @@ class Service:
             "open": breaker.is_open(now),
             "openUntil": _rfc3339(breaker.open_until),
             "reason": breaker.reason or None,
+        }
+
+    def _refresh_suspension(self) -> dict[str, Any]:
+        try:
+            store = evict.StateStore(self._context.kube, self.settings, self._clock)
+            suspension = store.suspension()
+        except LoadawareError as exc:
+            return {"error": f"{exc.reference}: {exc}"[:300]}
+        except Exception as exc:
+            return {"error": type(exc).__name__}
+        _service_metrics.observe_suspension(suspension)
+        return {
+            "suspended": suspension.suspended,
+            "value": suspension.value,
+            "changedBy": suspension.changed_by or None,
+            "changedAt": suspension.changed_at or None,
+            "reason": suspension.reason or None,
         }
 
     # -- waiting (shutdown, tests) ------------------------------------------------
@@ -346,6 +364,8 @@ class Service:
     def metrics_page(self) -> tuple[bytes, str]:
         _service_metrics.LEADER.set(1 if self.elector.is_leader() else 0)
         self._publish_next_runs()
+        # The switch is flipped by people between rounds; a scrape must show it at once.
+        self._refresh_suspension()
         return _service_metrics.render_metrics()
 
     def readiness(self) -> tuple[bool, dict[str, str]]:
@@ -404,6 +424,7 @@ class Service:
             "roundsStarted": self.rounds_started,
             "schedules": self.schedules.describe(),
             "breaker": self._refresh_breaker(),
+            "suspend": self._refresh_suspension(),
             "budgets": budgets,
             "webhook": self.webhook.state(),
         }

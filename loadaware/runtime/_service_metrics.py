@@ -82,6 +82,11 @@ BUDGET_REMAINING = Gauge(
 BREAKER_OPEN = Gauge(
     "loadaware_breaker_open", "1 while the circuit breaker stops evictions, else 0."
 )
+SUSPENDED = Gauge(
+    "loadaware_suspended",
+    "1 while the suspend switch (annotation loadaware.io/suspend on the state "
+    "ConfigMap) stops every eviction, else 0.",
+)
 BOUNCED = Counter(
     "loadaware_bounced_replacements_total",
     "Replacements that landed back on their source node or on another hot node.",
@@ -131,6 +136,8 @@ def observe_round(record: report.RoundRecord, usage: metrics.Usage | None = None
         LAST_SUCCESS.set(_unix(finished))
     if result == "refused":
         REFUSED.labels(refusal_code(record.reason)).inc()
+        if refusal_code(record.reason) == evict.SuspendedError.reference:
+            SUSPENDED.set(1)
     elif record.execution is not None and record.execution.stopped == "breaker-open":
         # Planned, but the open breaker let nothing through: as refused as a stale round.
         REFUSED.labels("breaker-open").inc()
@@ -163,6 +170,8 @@ def observe_round(record: report.RoundRecord, usage: metrics.Usage | None = None
     if execution is not None:
         if execution.breaker:
             BREAKER_OPEN.set(1)
+        if refusal_code(execution.stopped or "") == evict.SuspendedError.reference:
+            SUSPENDED.set(1)
         for replacement in execution.replacements:
             if replacement.landing in ("source", "hot"):
                 BOUNCED.inc()
@@ -173,6 +182,11 @@ def observe_round(record: report.RoundRecord, usage: metrics.Usage | None = None
 def observe_state(breaker: evict.Breaker, now: datetime.datetime) -> None:
     """The breaker as the state ConfigMap has it (it closes by time, not by a round)."""
     BREAKER_OPEN.set(1 if breaker.is_open(now) else 0)
+
+
+def observe_suspension(suspension: evict.Suspension) -> None:
+    """The suspend switch as the state ConfigMap has it (flipped by people, not rounds)."""
+    SUSPENDED.set(1 if suspension.suspended else 0)
 
 
 def refusal_code(reason: str) -> str:

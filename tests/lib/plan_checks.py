@@ -1,7 +1,11 @@
 """An independent check of a Plan against the rules every eviction must satisfy.
 
 Used by property tests and generated-cluster tests: it replays the plan and
-recomputes, from the inputs alone, what the planner claims.
+recomputes, from the inputs alone, what the planner claims. A hotspot eviction
+must leave a hot node; one whose reason names a deschedule strategy must be of
+a pod that really breaks that strategy's rule (its source need not be hot); a
+HighNodeUtilization one must leave a node the plan empties, which no other
+eviction lands on.
 """
 
 from __future__ import annotations
@@ -9,7 +13,7 @@ from __future__ import annotations
 import datetime
 from collections import Counter
 
-from loadaware.cluster import ClusterState
+from loadaware.cluster import ClusterState, Pod
 from loadaware.metrics import Usage
 from loadaware.plan import Occupancy, Plan, pool_of
 from loadaware.policy import LoadAwarePolicy
@@ -45,12 +49,27 @@ def check_plan(
         seen.add(e.pod)
         if pod.node_name != e.node:
             problems.append(f"{e.pod}: on {pod.node_name}, plan says {e.node}")
-        if classes.get(e.node) != "hot":
-            problems.append(f"{e.pod}: source {e.node} is {classes.get(e.node)}, not hot")
-        if pod.is_daemonset_pod or pod.is_mirror or pod.owner is None:
+        if e.reason == "hotspot":
+            if classes.get(e.node) != "hot":
+                problems.append(f"{e.pod}: source {e.node} is {classes.get(e.node)}, not hot")
+        elif e.reason == "HighNodeUtilization":
+            emptied = plan.consolidation.nodes if plan.consolidation else ()
+            if e.node not in emptied:
+                problems.append(f"{e.pod}: consolidation eviction from {e.node}, not emptied")
+        elif (why := _strategy_violation(e.reason, pod, cluster, policy, now)) is not None:
+            problems.append(f"{e.pod}: {e.reason} planned, but {why}")
+        if classes.get(e.node) == "excluded":
+            problems.append(f"{e.pod}: source {e.node} is excluded")
+        failed = e.reason == "RemoveFailedPods" and pod.phase == "Failed"
+        if pod.is_daemonset_pod or pod.is_mirror or (pod.owner is None and not failed):
             problems.append(f"{e.pod}: DaemonSet, mirror or ownerless pod planned")
-        if pod.deletion_timestamp is not None or pod.phase != "Running":
+        if pod.deletion_timestamp is not None or (pod.phase != "Running" and not failed):
             problems.append(f"{e.pod}: not a running pod")
+        if failed:
+            # A failed pod holds nothing and has no replacement to place.
+            per_node[e.node] += 1
+            per_ns[pod.namespace] += 1
+            continue
         target = e.expected_node
         if target is None or target not in nodes:
             problems.append(f"{e.pod}: no valid expected node")
@@ -75,6 +94,17 @@ def check_plan(
                 per_pdb[pdb.key] += 1
 
     targets = {e.expected_node for e in plan.evictions if e.expected_node in nodes}
+    if plan.consolidation is not None:
+        for name in plan.consolidation.nodes:
+            if name in targets:
+                problems.append(f"consolidated node {name} is a landing target")
+            left = [
+                p.key
+                for p in cluster.pods_by_node.get(name, ())
+                if not (p.is_daemonset_pod or p.is_mirror) and p.key not in seen
+            ]
+            if left:
+                problems.append(f"consolidated node {name} keeps {left}")
     for name in targets:
         node = nodes[name]
         pool = pool_of(node, policy.node_pools)
@@ -110,3 +140,94 @@ def check_plan(
         if count > allowed[key]:
             problems.append(f"PDB {key}: {count} evictions, {allowed[key]} allowed")
     return problems
+
+
+def _strategy_violation(
+    reason: str, pod: Pod, cluster: ClusterState, policy: LoadAwarePolicy, now: datetime.datetime
+) -> str | None:
+    """None when the pod breaks the rule `reason` names, else what is wrong; recomputed
+    from the inputs with the strategies' simplest reading (any profile's arguments)."""
+    node = cluster.nodes_by_name.get(pod.node_name or "")
+    if node is None:
+        return "the pod is on no known node"
+    settings = [p.strategies for p in policy.profiles]
+    if reason == "RemovePodsViolatingNodeAffinity":
+        labels = node.labels
+        required_ok = all(labels.get(k) == v for k, v in pod.node_selector.items()) and (
+            not pod.required_node_affinity
+            or any(t.matches(node) for t in pod.required_node_affinity)
+        )
+        if pod.required_node_affinity and not required_ok:
+            return None
+        if pod.preferred_node_affinity:
+            return None  # a better-scoring node exists; checked by the strategy's own tests
+        return "its node matches its required node affinity"
+    if reason == "RemovePodsViolatingNodeTaints":
+        prefer = any(
+            s.remove_pods_violating_node_taints.include_prefer_no_schedule for s in settings
+        )
+        effects = {"NoSchedule", "PreferNoSchedule"} if prefer else {"NoSchedule"}
+        if any(
+            t.effect in effects and not any(tol.tolerates(t) for tol in pod.tolerations)
+            for t in node.taints
+        ):
+            return None
+        return "it tolerates every taint of its node"
+    if reason == "RemovePodsViolatingInterPodAntiAffinity":
+        for term in pod.required_pod_anti_affinity:
+            value = node.labels.get(term.topology_key)
+            for other in cluster.pods:
+                if other.key == pod.key or not other.is_load or other.node_name is None:
+                    continue
+                there = cluster.nodes_by_name[other.node_name].labels.get(term.topology_key)
+                if there == value and term.selects(
+                    pod.namespace, other.namespace, other.labels, cluster.namespace_labels
+                ):
+                    return None
+        return "no pod in its domain matches its anti-affinity"
+    if reason == "RemoveDuplicates":
+        same = [
+            p
+            for p in cluster.pods_by_node.get(node.name, ())
+            if p.owner is not None
+            and pod.owner is not None
+            and (p.namespace, p.owner.kind, p.owner.name)
+            == (pod.namespace, pod.owner.kind, pod.owner.name)
+        ]
+        return None if len(same) > 1 else "no other pod of its owner shares its node"
+    if reason == "RemovePodsViolatingTopologySpreadConstraint":
+        for constraint in pod.topology_spread_constraints:
+            counts: Counter[str] = Counter()
+            for n in cluster.nodes:
+                if constraint.topology_key in n.labels and n.ready:
+                    counts[n.labels[constraint.topology_key]] += 0
+            for other in cluster.pods:
+                if (
+                    other.is_load
+                    and other.namespace == pod.namespace
+                    and constraint.label_selector is not None
+                    and constraint.label_selector.matches(other.labels)
+                ):
+                    labels = cluster.nodes_by_name[other.node_name or ""].labels
+                    if constraint.topology_key in labels:
+                        counts[labels[constraint.topology_key]] += 1
+            if counts and max(counts.values()) - min(counts.values()) > constraint.max_skew:
+                return None
+        return "no spread constraint of it is skewed"
+    if reason == "PodLifeTime":
+        born = pod.creation_timestamp or pod.start_time
+        limits = [s.pod_life_time.max_pod_life_time_seconds for s in settings]
+        if born is not None and limits and (now - born).total_seconds() > min(limits):
+            return None
+        return "it is not older than maxPodLifeTimeSeconds"
+    if reason == "RemovePodsHavingTooManyRestarts":
+        thresholds = [
+            s.remove_pods_having_too_many_restarts.pod_restart_threshold for s in settings
+        ]
+        total = sum(c.restart_count for c in pod.container_statuses) or pod.restart_count
+        if thresholds and total >= min(thresholds):
+            return None
+        return "it did not restart often enough"
+    if reason == "RemoveFailedPods":
+        return None if pod.phase == "Failed" else "it has not failed"
+    return f"unknown rule {reason!r}"

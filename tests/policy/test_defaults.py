@@ -53,6 +53,81 @@ def test_empty_policy_has_design_defaults() -> None:
     assert p.serve.leader_election.lease_duration == datetime.timedelta(seconds=15)
     assert p.serve.leader_election.renew_deadline == datetime.timedelta(seconds=10)
     assert p.serve.leader_election.retry_period == datetime.timedelta(seconds=2)
+    assert p.profiles == []
+    assert p.consolidation.enabled is False
+    assert p.consolidation.max_nodes_per_round == 1
+    assert p.consolidation.thresholds.as_dict() == {"cpu": 20, "memory": 20}
+
+
+def test_profile_defaults_match_descheduler() -> None:
+    p = policy.parse_policy({"profiles": [{"name": "default"}]})
+    profile = p.profiles[0]
+    assert profile.node_pools is None
+    s = profile.strategies
+    assert s.load_balancing.enabled is True
+    assert s.remove_pods_violating_node_affinity.enabled is False
+    assert s.remove_pods_violating_node_affinity.node_affinity_type == [
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert s.remove_pods_violating_node_taints.include_prefer_no_schedule is False
+    assert s.remove_pods_violating_topology_spread_constraint.constraints == ["DoNotSchedule"]
+    assert s.pod_life_time.max_pod_life_time_seconds == 86400
+    assert s.remove_pods_having_too_many_restarts.pod_restart_threshold == 100
+    assert s.remove_failed_pods.min_pod_lifetime_seconds is None
+
+
+def test_profile_field_names_are_camel_case() -> None:
+    document = {
+        "profiles": [
+            {
+                "name": "p",
+                "namespaces": {"include": ["shop"]},
+                "labelSelector": {"matchLabels": {"tier": "web"}},
+                "nodePools": ["default"],
+                "strategies": {
+                    "loadBalancing": {"enabled": False},
+                    "removePodsViolatingNodeAffinity": {
+                        "enabled": True,
+                        "nodeAffinityType": [
+                            "requiredDuringSchedulingIgnoredDuringExecution",
+                            "preferredDuringSchedulingIgnoredDuringExecution",
+                        ],
+                    },
+                    "removePodsViolatingNodeTaints": {
+                        "enabled": True,
+                        "includePreferNoSchedule": True,
+                        "excludedTaints": ["a"],
+                        "includedTaints": ["b=c"],
+                    },
+                    "removePodsViolatingInterPodAntiAffinity": {"enabled": True},
+                    "removeDuplicates": {"enabled": True, "excludeOwnerKinds": ["Job"]},
+                    "removePodsViolatingTopologySpreadConstraint": {
+                        "enabled": True,
+                        "constraints": ["DoNotSchedule", "ScheduleAnyway"],
+                    },
+                    "podLifeTime": {"enabled": True, "maxPodLifeTimeSeconds": 60, "states": []},
+                    "removePodsHavingTooManyRestarts": {
+                        "enabled": True,
+                        "podRestartThreshold": 3,
+                        "includingInitContainers": True,
+                        "states": ["CrashLoopBackOff"],
+                    },
+                    "removeFailedPods": {
+                        "enabled": True,
+                        "minPodLifetimeSeconds": 10,
+                        "reasons": ["Error"],
+                        "exitCodes": [1],
+                        "excludeOwnerKinds": ["Job"],
+                        "includingInitContainers": True,
+                    },
+                },
+            }
+        ],
+        "consolidation": {"enabled": True, "maxNodesPerRound": 2, "thresholds": {"cpu": 10}},
+    }
+    p = policy.parse_policy(document)
+    assert p.profiles[0].strategies.remove_failed_pods.exit_codes == [1]
+    assert p.consolidation.max_nodes_per_round == 2
 
 
 def test_system_critical_priority_matches_descheduler() -> None:
@@ -110,6 +185,24 @@ def test_public_names_are_pinned() -> None:
             "parse_policy",
             "policy_hash",
             "policy_json_schema",
+            "ConsolidationSettings",
+            "DuplicatesStrategy",
+            "FailedPodsStrategy",
+            "InterPodAntiAffinityStrategy",
+            "LoadBalancingStrategy",
+            "NodeAffinityStrategy",
+            "NodeTaintsStrategy",
+            "PodLifeTimeStrategy",
+            "Profile",
+            "Strategies",
+            "TooManyRestartsStrategy",
+            "TopologySpreadStrategy",
+            "Conversion",
+            "ConversionIssue",
+            "convert_descheduler_policy",
+            "load_descheduler_policy",
+            "render_conversion_yaml",
+            "render_issues_table",
         ]
     )
     for name in policy.__all__:

@@ -1,0 +1,204 @@
+"""Deschedule strategies end to end on the simulated Kubernetes API: read, plan,
+evict, verify, through the official client.
+
+Covers the descheduler safety guide's experiments after a node label change
+leaves a pod violating its required node affinity: the round evicts it within
+budgets and the replacement (created by its ReplicaSet, placed by the
+simulator's kube-scheduler) lands on the node that now qualifies; with no
+qualifying node nothing is evicted (nodeFit); with a PodDisruptionBudget at
+disruptionsAllowed 0 nothing is evicted and the pod keeps its UID.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+import kubernetes.client
+import pytest
+
+from loadaware import report, runtime, sim
+from tests.lib.live import live_context, metrics_server_policy
+from tests.lib.sim import NOW, is_ready, pods_of
+
+GiB = 1024**3
+
+
+def _node(name: str, disk: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "uid": f"uid-{name}",
+            "labels": {"kubernetes.io/hostname": name, "disk": disk},
+        },
+        "spec": {},
+        "status": {
+            "capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+            "allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+def _deployment() -> dict[str, Any]:
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}
+                ]
+            }
+        }
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "default", "uid": "uid-deploy-web"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {
+                    "affinity": affinity,
+                    "containers": [
+                        {
+                            "name": "web",
+                            "image": "registry.example/web:1",
+                            "resources": {"requests": {"cpu": "200m", "memory": "256Mi"}},
+                        }
+                    ],
+                },
+            },
+        },
+    }
+
+
+def _metrics(nodes: list[str]) -> dict[str, Any]:
+    stamp = (NOW - datetime.timedelta(seconds=10)).isoformat().replace("+00:00", "Z")
+    return {
+        "collectedAt": NOW.isoformat().replace("+00:00", "Z"),
+        "nodes": {n: {"cpu": 0.4, "memory": 2 * GiB, "timestamp": stamp} for n in nodes},
+        "pods": {},
+    }
+
+
+@pytest.fixture
+def server(tmp_path):
+    # "a" has the ssd the web pod requires; "b" does not, yet.
+    clock = sim.SimClock(NOW, speed=0.0)
+    running = sim.start_server(
+        objects=[_node("a", "ssd"), _node("b", "hdd")],
+        metrics=_metrics(["a", "b"]),
+        clock=clock,
+        ready_delay=5.0,
+    )
+    try:
+        # Created through the API, so that the controllers and the scheduler act on it.
+        apps = kubernetes.client.AppsV1Api(_client(running, tmp_path))
+        apps.create_namespaced_deployment("default", _deployment())
+        running.reconcile()
+        running.advance(10)
+        yield running
+    finally:
+        running.stop()
+
+
+def _label(server, name: str, disk: str, tmp_path) -> None:
+    core = kubernetes.client.CoreV1Api(_client(server, tmp_path))
+    core.patch_node(name, {"metadata": {"labels": {"disk": disk}}})
+    server.reconcile()
+
+
+def _client(server, tmp_path):
+    from loadaware import cluster
+    from loadaware.cluster import ClientSettings
+
+    return cluster.api_client(
+        ClientSettings(kubeconfig=str(server.write_kubeconfig(tmp_path / "kc")))
+    )
+
+
+def _policy(**overrides: Any):
+    return metrics_server_policy(
+        profiles=[
+            {
+                "name": "default",
+                "strategies": {"removePodsViolatingNodeAffinity": {"enabled": True}},
+            }
+        ],
+        limits={"maxNoOfPodsToEvictTotal": 5},
+        **overrides,
+    )
+
+
+def _web(server) -> dict[str, Any]:
+    (pod,) = [
+        p for p in pods_of(server, "default", "web-") if not p["metadata"].get("deletionTimestamp")
+    ]
+    return pod
+
+
+def _round(server, tmp_path, policy):
+    context = live_context(server, tmp_path, policy)
+    return report.round_to_json(runtime.run_round(policy, context))
+
+
+def test_label_change_moves_the_pod_to_the_node_that_now_qualifies(server, tmp_path) -> None:
+    before = _web(server)
+    assert before["spec"]["nodeName"] == "a"
+    _label(server, "a", "hdd", tmp_path)
+    _label(server, "b", "ssd", tmp_path)
+    audit = _round(server, tmp_path, _policy())
+    planned = audit["plan"]["evictions"]
+    assert [(e["pod"], e["node"], e["expectedNode"], e["reason"]) for e in planned] == [
+        (f"default/{before['metadata']['name']}", "a", "b", "RemovePodsViolatingNodeAffinity")
+    ]
+    assert [e["result"] for e in audit["evictions"]] == ["evicted"]
+    assert audit["plan"]["profiles"]["default"]["RemovePodsViolatingNodeAffinity"] == {
+        "planned": 1,
+        "skipped": 0,
+    }
+    after = _web(server)
+    assert after["metadata"]["uid"] != before["metadata"]["uid"]
+    assert after["spec"]["nodeName"] == "b"
+    assert is_ready(after)
+    (replacement,) = audit["verification"]["replacements"]
+    assert replacement["node"] == "b"
+    assert replacement["landing"] == "expected"
+
+
+def test_no_qualifying_node_evicts_nothing(server, tmp_path) -> None:
+    before = _web(server)
+    _label(server, "a", "hdd", tmp_path)
+    audit = _round(server, tmp_path, _policy())
+    assert audit["plan"]["evictions"] == []
+    assert audit["plan"]["profiles"]["default"]["RemovePodsViolatingNodeAffinity"] == {
+        "planned": 0,
+        "skipped": 1,
+        "skippedReasons": {"no-fit": 1},
+    }
+    assert _web(server)["metadata"]["uid"] == before["metadata"]["uid"]
+
+
+def test_pdb_at_zero_evicts_nothing(server, tmp_path) -> None:
+    before = _web(server)
+    policy_api = kubernetes.client.PolicyV1Api(_client(server, tmp_path))
+    policy_api.create_namespaced_pod_disruption_budget(
+        "default",
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "web"},
+            "spec": {"maxUnavailable": 0, "selector": {"matchLabels": {"app": "web"}}},
+        },
+    )
+    server.reconcile()
+    _label(server, "a", "hdd", tmp_path)
+    _label(server, "b", "ssd", tmp_path)
+    audit = _round(server, tmp_path, _policy())
+    assert audit["plan"]["evictions"] == []
+    assert audit["plan"]["skipped"]["pdb-blocks"] == 1
+    assert _web(server)["metadata"]["uid"] == before["metadata"]["uid"]
