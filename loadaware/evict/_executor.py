@@ -51,6 +51,11 @@ class ReplacementReport:
     landing: Landing
 
 
+# Evictions that clean up rather than move: a Failed pod's controller replaced it
+# when it failed, so no new pod will appear for this eviction.
+NO_REPLACEMENT_RULES = frozenset({"RemoveFailedPods"})
+
+
 @dataclass(kw_only=True)
 class ExecutionReport:
     round_id: str
@@ -60,6 +65,7 @@ class ExecutionReport:
     stopped: str | None = None  # why the round stopped evicting early
     breaker: str | None = None  # why the breaker is open (opened now, or found open)
     tainted: list[str] = field(default_factory=list)
+    cordoned: list[str] = field(default_factory=list)  # nodes being emptied (consolidation)
     taints_left: list[str] = field(default_factory=list)  # could not be removed
 
     def count(self, result: Result) -> int:
@@ -120,11 +126,25 @@ class Executor:
                 for name in sorted({n for n, c in classes.items() if c == "hot"}):
                     _taint.add_hotspot_taint(self._kube, name)
                     report.tainted.append(name)
+            self._cordon_consolidated(planned, report)
             self._evict_all(planned, pods, classes, recheck, report)
         finally:
             if report.tainted:
                 report.taints_left = _taint.remove_taints_quietly(self._kube, report.tainted)
         return report
+
+    def _cordon_consolidated(self, planned: plan.Plan, report: ExecutionReport) -> None:
+        """Cordon the nodes a consolidation empties before evicting from them.
+
+        kube-scheduler's default scoring prefers the emptiest node, which is the one
+        being emptied: without the cordon the replacements would land right back.
+        The nodes stay cordoned; removing them is the autoscaler's job."""
+        consolidation = planned.consolidation
+        if self._dry_run or consolidation is None or not consolidation.nodes:
+            return
+        for name in consolidation.nodes:
+            self._kube.cordon_node(name)
+            report.cordoned.append(name)
 
     # Evicting -----------------------------------------------------------------
 
@@ -231,6 +251,8 @@ class Executor:
             return None
         self._settle(record, "evicted")
         self._record(report, eviction, "evicted", eviction.reason)
+        if eviction.reason in NO_REPLACEMENT_RULES:
+            return None
         owner = pod.owner
         return _Waiting(
             eviction=eviction,

@@ -146,6 +146,18 @@ class Kube:
                 _request_timeout=self._timeout,
             )
 
+    def cordon_node(self, name: str) -> None:
+        """spec.unschedulable: true, as `kubectl cordon` sets it."""
+        with _translated(f"cordon node {name}"):
+            self._core.patch_node(
+                name,
+                {"spec": {"unschedulable": True}},
+                field_manager=FIELD_MANAGER,
+                _content_type="application/merge-patch+json",
+                _preload_content=False,
+                _request_timeout=self._timeout,
+            )
+
     # ConfigMaps (loadaware's state) -----------------------------------------
 
     def read_config_map(self, namespace: str, name: str) -> RawObject | None:

@@ -97,6 +97,7 @@ def round_to_json(record: RoundRecord) -> dict[str, Any]:
             "breaker": execution.breaker if execution else None,
             "stopped": execution.stopped if execution else None,
             "taintsLeft": execution.taints_left if execution else [],
+            "cordoned": execution.cordoned if execution else [],
         },
         "budgets": record.budgets,
     }

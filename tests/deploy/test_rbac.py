@@ -47,7 +47,8 @@ def _is_needed(permission: Permission, docs: list[Manifest]) -> bool:
     """Whether this overlay's way of running makes the call at all."""
     settings = _policy(docs)
     if permission == Permission("", "nodes", "patch"):
-        return settings.steering.soft_taint
+        # Soft taints, and the cordon before a consolidation empties a node.
+        return settings.steering.soft_taint or settings.consolidation.enabled
     if permission.group == "coordination.k8s.io" and permission.resource == "leases":
         return _runs_serve(docs) and settings.serve.leader_election.enabled
     return True

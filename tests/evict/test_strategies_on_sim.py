@@ -202,3 +202,81 @@ def test_pdb_at_zero_evicts_nothing(server, tmp_path) -> None:
     assert audit["plan"]["evictions"] == []
     assert audit["plan"]["skipped"]["pdb-blocks"] == 1
     assert _web(server)["metadata"]["uid"] == before["metadata"]["uid"]
+
+
+def test_failed_pod_is_cleaned_up_without_waiting_for_a_replacement(tmp_path) -> None:
+    from tests.lib.sim import call, sim_server
+
+    with sim_server("small", ready_delay=5.0) as server:
+        victim = next(
+            p
+            for p in server.list("pods")
+            if (p["metadata"].get("ownerReferences") or [{}])[0].get("kind") == "ReplicaSet"
+        )
+        namespace, name = victim["metadata"]["namespace"], victim["metadata"]["name"]
+        status, _ = call(
+            server,
+            "PATCH",
+            f"/api/v1/namespaces/{namespace}/pods/{name}/status",
+            {"status": {"phase": "Failed", "reason": "Evicted"}},
+            content_type="application/merge-patch+json",
+        )
+        assert status == 200
+        server.reconcile()
+        policy = metrics_server_policy(
+            profiles=[
+                {
+                    "name": "cleanup",
+                    "strategies": {
+                        "loadBalancing": {"enabled": False},
+                        "removeFailedPods": {"enabled": True, "minPodLifetimeSeconds": 0},
+                    },
+                }
+            ],
+            verify={"timeout": "60s"},
+        )
+        record = runtime.run_round(policy, live_context(server, tmp_path, policy))
+        audit = report.round_to_json(record)
+        assert record.exit_code == 0, audit["reason"]
+        assert [(e["pod"], e["result"], e["reason"]) for e in audit["evictions"]] == [
+            (f"{namespace}/{name}", "evicted", "RemoveFailedPods")
+        ]
+        # No replacement is awaited for a clean-up, so no breaker.
+        assert audit["verification"]["replacements"] == []
+        assert audit["verification"]["breaker"] is None
+
+
+def test_consolidation_cordons_the_node_it_empties(tmp_path) -> None:
+    from tests.lib.sim import sim_server
+
+    policy = metrics_server_policy(
+        consolidation={
+            "enabled": True,
+            "maxNodesPerRound": 1,
+            "thresholds": {"cpu": 40, "memory": 40},
+        },
+        profiles=[{"name": "consolidate", "strategies": {"loadBalancing": {"enabled": False}}}],
+    )
+    with sim_server("small", ready_delay=5.0) as server:
+        record = runtime.run_round(policy, live_context(server, tmp_path, policy))
+        audit = report.round_to_json(record)
+        emptied = audit["plan"]["consolidation"]["nodes"]
+        assert record.exit_code == 0, audit["reason"]
+        assert emptied
+        assert audit["verification"]["cordoned"] == emptied
+        nodes = {n["metadata"]["name"]: n for n in server.list("nodes")}
+        assert all(nodes[name]["spec"].get("unschedulable") for name in emptied)
+        evicted = [e for e in audit["evictions"] if e["result"] == "evicted"]
+        assert evicted
+        assert {e["reason"] for e in evicted} == {"HighNodeUtilization"}
+        for replacement in audit["verification"]["replacements"]:
+            assert replacement["ready"]
+            assert replacement["node"] not in emptied
+        running_on_emptied = [
+            p
+            for p in server.list("pods")
+            if p["spec"].get("nodeName") in emptied
+            and not p["metadata"].get("deletionTimestamp")
+            and (p["metadata"].get("ownerReferences") or [{}])[0].get("kind") != "DaemonSet"
+        ]
+        assert running_on_emptied == []
