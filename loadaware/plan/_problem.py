@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -92,20 +93,35 @@ TIE_BREAK_SPAN = 0.01
 DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
 
 
+def _squash(value: float) -> float:
+    """An int32-ranged value into [0, 1], monotonically, on a log scale: small
+    differences near zero (deletion costs of -5 and 100) stay far apart enough for
+    the solver's tolerances, and 2,000,000,000 still fits."""
+    limit = math.log1p(2**31)
+    clamped = max(min(value, 2**31), -(2**31))
+    return 0.5 + 0.5 * math.copysign(math.log1p(abs(clamped)), clamped) / limit
+
+
 def eviction_cost(candidate: Candidate) -> float:
     """1 per eviction, plus a small premium for pods that are costlier to disturb:
-    prefer-no-eviction, higher priority, higher pod-deletion-cost; minus
-    MUST_MOVE_REWARD for a must-move."""
+    prefer-no-eviction, higher priority, higher pod-deletion-cost, older, fewer
+    restarts; minus MUST_MOVE_REWARD for a must-move."""
     pod = candidate.pod
     cost = 1.0 + (PREFER_NO_EVICTION_COST if candidate.prefer_no_eviction else 0.0)
-    # Squash priority (int32) and deletion cost into [0, 1) monotonically.
-    priority = (max(min(pod.priority, 2**31 - 1), -(2**31)) + 2**31) / 2**32
+    priority = _squash(pod.priority)
     try:
-        deletion = float(pod.annotations.get(DELETION_COST_ANNOTATION, "0"))
+        deletion = _squash(float(pod.annotations.get(DELETION_COST_ANNOTATION, "0")))
     except ValueError:
-        deletion = 0.0
-    deletion = (max(min(deletion, 2**31 - 1), -(2**31)) + 2**31) / 2**32
-    cost += TIE_BREAK_SPAN * (0.5 * priority + 0.49 * deletion)
+        deletion = _squash(0.0)
+    # Older pods (warm caches, long-held connections) cost a little more to move;
+    # pods that keep restarting cost a little less. The creation time ranks age
+    # without a clock: unix seconds stay below 2**32 until 2106.
+    created = pod.creation_timestamp
+    age = 1.0 - min(max(created.timestamp(), 0.0), 2.0**32) / 2.0**32 if created else 0.0
+    restarts = pod.restart_count / (pod.restart_count + 10.0)
+    cost += TIE_BREAK_SPAN * (
+        0.45 * priority + 0.35 * deletion + 0.1 * age + 0.09 * (1.0 - restarts)
+    )
     return cost - MUST_MOVE_REWARD if candidate.must_move else cost
 
 

@@ -8,6 +8,7 @@ solver's plan was kept.
 
 from __future__ import annotations
 
+import datetime
 import itertools
 
 import pytest
@@ -134,3 +135,40 @@ def test_milp_finds_the_optimum_found_by_enumeration(pod_usages, total, per_node
     assert objective == pytest.approx(optimum, abs=0.01 * max(len(plan.evictions), 1) + 1e-6)
     assert plan.solver.lower_bound is not None
     assert plan.solver.lower_bound <= objective + 1e-6
+
+
+@pytest.mark.parametrize(
+    ("cheaper", "costlier"),
+    [
+        pytest.param({"priority": 0}, {"priority": 1000}, id="lower priority is cheaper"),
+        pytest.param(
+            {"annotations": {"controller.kubernetes.io/pod-deletion-cost": "-5"}},
+            {"annotations": {"controller.kubernetes.io/pod-deletion-cost": "100"}},
+            id="lower pod-deletion-cost is cheaper",
+        ),
+        pytest.param({"restart_count": 40}, {"restart_count": 0}, id="a restarting pod is cheaper"),
+        pytest.param(
+            {"created": NOW - datetime.timedelta(hours=1)},
+            {"created": NOW - datetime.timedelta(days=30)},
+            id="a younger pod is cheaper",
+        ),
+    ],
+)
+@pytest.mark.parametrize("cheaper_name", ["aaa", "zzz"], ids=["named first", "named last"])
+def test_between_equal_pods_the_cheaper_one_is_evicted(
+    cheaper: dict, costlier: dict, cheaper_name: str
+) -> None:
+    costlier_name = "zzz" if cheaper_name == "aaa" else "aaa"
+    nodes = [make_node("hot"), make_node("cold0", cpu_millicores=8000, memory_bytes=64 * GiB)]
+    agent = make_pod("agent-hot", node="hot", owner=daemonset("agent"), cpu_millicores=2000)
+    pods = [
+        agent,
+        make_pod(f"{costlier_name}-x", node="hot", labels={"app": costlier_name}, **costlier),
+        make_pod(f"{cheaper_name}-x", node="hot", labels={"app": cheaper_name}, **cheaper),
+    ]
+    usage = make_usage(
+        {"hot": sample(3.2, 4 * GiB), "cold0": sample(0.5, 2 * GiB)},
+        {"default/aaa-x": sample(0.5, 0.1 * GiB), "default/zzz-x": sample(0.5, 0.1 * GiB)},
+    )
+    plan = build_plan(make_cluster(nodes, pods), usage, _policy(), NOW)
+    assert [e.pod for e in plan.evictions] == [f"default/{cheaper_name}-x"]
