@@ -69,6 +69,11 @@ SOLVER_SECONDS = Gauge(
     "Planning wall time of the last round, by the method that produced the plan.",
     ["method"],
 )
+PROFILE_EVICTIONS = Counter(
+    "loadaware_profile_evictions_total",
+    "Evictions planned or skipped per profile and rule (a strategy, or hotspot relief).",
+    ["profile", "rule", "outcome"],
+)
 SOLVER_GAP = Gauge(
     "loadaware_solver_gap_ratio",
     "Relative gap between the last plan's objective and its lower bound (0: proven optimal).",
@@ -155,6 +160,13 @@ def observe_round(record: report.RoundRecord, usage: metrics.Usage | None = None
                 for resource, value in node.before.items()
             }
         )
+    if planned is not None:
+        for profile, rules in planned.profiles.items():
+            for rule, count in rules.items():
+                if count.planned:
+                    PROFILE_EVICTIONS.labels(profile, rule, "planned").inc(count.planned)
+                if count.skipped:
+                    PROFILE_EVICTIONS.labels(profile, rule, "skipped").inc(count.skipped)
     if planned is not None and planned.solver.method != "none":
         SOLVER_SECONDS.clear()
         SOLVER_SECONDS.labels(planned.solver.method).set(planned.solver.seconds)

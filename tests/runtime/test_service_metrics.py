@@ -205,3 +205,33 @@ def test_push_to_a_pushgateway() -> None:
     method, path, body = received[0]
     assert (method, path) == ("PUT", "/metrics/job/loadaware")
     assert b"loadaware_rounds_total" in body
+
+
+def test_profile_counts() -> None:
+    from loadaware.plan._types import StrategyCount
+
+    def count(profile: str, rule: str, outcome: str) -> float:
+        return (
+            value("loadaware_profile_evictions_total", profile=profile, rule=rule, outcome=outcome)
+            or 0
+        )
+
+    before = (
+        count("batch", "RemoveDuplicates", "planned"),
+        count("batch", "RemoveDuplicates", "skipped"),
+        count("default", "hotspot", "planned"),
+    )
+    record = executed_record()
+    record.plan = plan.Plan(
+        status="planned",
+        reason="",
+        profiles={
+            "batch": {"RemoveDuplicates": StrategyCount(planned=2, skipped=1)},
+            "default": {"hotspot": StrategyCount(planned=3)},
+        },
+    )
+    runtime.observe_round(record)
+    assert count("batch", "RemoveDuplicates", "planned") == before[0] + 2
+    assert count("batch", "RemoveDuplicates", "skipped") == before[1] + 1
+    assert count("default", "hotspot", "planned") == before[2] + 3
+    assert count("default", "hotspot", "skipped") == 0
