@@ -1,13 +1,23 @@
 """Usage from Prometheus (or Thanos Querier, Grafana Mimir: the same HTTP API).
 
 Whole-cluster instant queries, never one per node or pod: a value query per
-resource (node cpu, node memory, pod cpu, pod memory) and a sample-time query
+resource (node cpu, node memory, pod cpu, pod memory) and sample-time queries
 giving the time of the newest raw sample behind each value. An instant query
 answers with samples up to the lookback delta (5m) old, stamped with the
 evaluation time, so a node-exporter that died 4 minutes ago still "has a
 value"; `timestamp()` of the raw series is the scrape time instead. Value and
 sample time are separate queries, not one joined with `or`, because the join
 costs Prometheus more than the two queries together. They run concurrently.
+
+Pods are dated without a per-pod sample-time answer (at 150,000 pods that
+answer alone was a third of a round's parsing): cAdvisor reports every pod of
+a node in one kubelet scrape, so a pod whose series are current shares its
+node's newest cAdvisor sample time, asked per node. Only the pods whose own
+series are older than half of maxSampleAge (the lookback trap: series that
+stopped up to 5 minutes ago still answer) come back from a second query,
+with their exact times. See _date_pods for what that guarantees. Python's
+cyclic garbage collector is paused while the answers are parsed (see
+_CollectorPause): at 150,000 pods it cost as much CPU as the parsing.
 
 With hotspot confirmation on, one range query reads node cpu and memory over
 the last points for confirm_hotspots; its last point, at the round's time, is
@@ -27,14 +37,16 @@ from __future__ import annotations
 
 import concurrent.futures
 import datetime
+import gc
 import json
 import logging
 import math
 import re
+import threading
 import time
 import urllib.parse
 import warnings
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +77,9 @@ LAST_SEEN_STEP = "1m"
 MAX_ERROR_TEXT = 300
 # Queries in flight at once in a round; each is one whole-cluster query.
 QUERY_THREADS = 4
+# How an instant query's answer is read: node values or times by nodeLabel, pod
+# sample times, pod values (with their cAdvisor node), cAdvisor scrape times by node.
+_NODE, _POD, _POD_VALUE, _SCRAPE = "node", "pod", "pod value", "scrape"
 NODE_RESOURCES = ("nodeCpu", "nodeMemory")
 POD_RESOURCES = ("podCpu", "podMemory")
 
@@ -78,12 +93,20 @@ class ResourceQuery:
     timestamp: str
 
 
+# The label of cAdvisor series naming the kubelet's node (kube-prometheus-stack
+# sets it; it is not nodeLabel, which names the node on node-exporter series).
+CADVISOR_NODE_LABEL = "node"
+# Pods whose own newest sample is older than this fraction of maxSampleAge are
+# dated by their own series, the others by their node's cAdvisor scrape.
+OWN_TIME_AGE_FRACTION = 0.5
+
 # cAdvisor reports a container's cpu and memory in the same kubelet scrape, so
-# one sample-time query dates both pod resources (and is asked once per round:
-# at 150,000 pods each query is a 13 MB answer).
-_POD_SAMPLE_TIME = (
-    'min by (namespace, pod) (timestamp(container_memory_working_set_bytes{container!=""}))'
-)
+# one sample time dates both pod resources. A pod is only as fresh as its
+# stalest container, hence min().
+_CADVISOR_TIMES = 'timestamp(container_memory_working_set_bytes{container!=""})'
+_POD_SAMPLE_TIME = f"min by (namespace, pod) ({_CADVISOR_TIMES})"
+# The newest cAdvisor scrape of each node: the time of every current pod series on it.
+_NODE_SCRAPE_TIME = f"max by ({CADVISOR_NODE_LABEL}) ({_CADVISOR_TIMES})"
 
 # kube-prometheus-stack names. Node queries aggregate *without* the per-cpu and
 # per-mode labels, not *by* the node label, so that two exporters reporting for
@@ -104,12 +127,13 @@ DEFAULT_QUERIES: Mapping[str, ResourceQuery] = {
     ),
     "podCpu": ResourceQuery(
         "podCpu",
-        'sum by (namespace, pod) (rate(container_cpu_usage_seconds_total{container!=""}[$window]))',
+        "sum by (namespace, pod, node) "
+        '(rate(container_cpu_usage_seconds_total{container!=""}[$window]))',
         _POD_SAMPLE_TIME,
     ),
     "podMemory": ResourceQuery(
         "podMemory",
-        'sum by (namespace, pod) (container_memory_working_set_bytes{container!=""})',
+        'sum by (namespace, pod, node) (container_memory_working_set_bytes{container!=""})',
         _POD_SAMPLE_TIME,
     ),
 }
@@ -181,55 +205,70 @@ class PrometheusProvider:
         credentials = _auth.resolve_credentials(self._source, self._read_secret)
         wanted_nodes, wanted_pods = frozenset(node_names), frozenset(pod_keys)
         confirmation = self._settings.hotspot_confirmation
+        with_history = confirmation.consecutive > 1 and bool(wanted_nodes)
         with (
+            _collector_paused(),
             self._session(credentials) as client,
             concurrent.futures.ThreadPoolExecutor(QUERY_THREADS) as pool,
         ):
             # Queries run side by side: Prometheus evaluates one while the JSON of
-            # another is parsed here. Identical texts are asked once (the default
-            # pod queries share their sample-time query).
-            jobs: dict[tuple[bool, str], concurrent.futures.Future[_Series]] = {}
-
-            def submit(is_node: bool, text: str, what: str) -> None:
-                if (is_node, text) not in jobs:
-                    wanted = wanted_nodes if is_node else wanted_pods
-                    jobs[(is_node, text)] = pool.submit(
-                        self._instant_series, client, is_node, text, what, wanted, now
-                    )
-
-            # With confirmation on, the range query (submitted first: it is the
-            # slowest) also gives the current node values.
+            # another is parsed here. With confirmation on, the range query also
+            # gives the current node values.
+            parse: dict[str, Callable[[str, str], _Series]] = {
+                _NODE: lambda text, what: self._node_series(client, text, what, wanted_nodes, now),
+                _POD: lambda text, what: self._pod_series(client, text, what, wanted_pods, now),
+                _POD_VALUE: lambda text, what: self._pod_series(
+                    client, text, what, wanted_pods, now, is_value=True
+                ),
+                _SCRAPE: lambda text, what: self._scrape_times(client, text, what, now),
+            }
+            jobs: dict[tuple[str, str], concurrent.futures.Future[_Series]] = {}
             history_job = None
-            if confirmation.consecutive > 1 and wanted_nodes:
-                history_job = pool.submit(self._history, client, wanted_nodes, now)
-            for names, is_node in ((NODE_RESOURCES, True), (POD_RESOURCES, False)):
-                for name in names:
-                    if history_job is None or not is_node:
-                        submit(is_node, self._queries[name].value, name)
-                    submit(is_node, self._queries[name].timestamp, f"{name}Timestamp")
+            for (kind, text), what in self.instant_queries(with_history=with_history).items():
+                jobs[(kind, text)] = pool.submit(parse[kind], text, what)
+                if with_history and history_job is None and kind != _POD_VALUE:
+                    # After the pod values: the range query is the slowest of the rest.
+                    history_job = pool.submit(self._history, client, wanted_nodes, now)
             try:
                 results = {key: job.result() for key, job in jobs.items()}
                 history = None
                 if history_job is not None:
                     history, current = history_job.result()
                     for name in NODE_RESOURCES:
-                        results[(True, self._queries[name].value)] = current[name]
+                        results[(_NODE, self._queries[name].value)] = current[name]
             except BaseException:
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
 
-            def resources(names: tuple[str, str], is_node: bool) -> list[_Resource]:
-                return [
+            pod_values = [results[(_POD_VALUE, self._queries[n].value)] for n in POD_RESOURCES]
+            stamps: dict[str, _Series] = {}
+            dated = None
+            for name in POD_RESOURCES:
+                text = self._queries[name].timestamp
+                if text != _POD_SAMPLE_TIME:
+                    stamps[name] = results[(_POD, text)]
+                    continue
+                if dated is None:
+                    dated = self._date_pods(
+                        client,
+                        pod_values,
+                        results[(_SCRAPE, _NODE_SCRAPE_TIME)].values,
+                        results[(_POD, self._own_time_query())],
+                        now,
+                    )
+                stamps[name] = dated
+            nodes, notes, missing = _assemble(
+                wanted_nodes,
+                [
                     _Resource(
                         query=self._queries[n],
-                        values=results[(is_node, self._queries[n].value)],
-                        stamps=results[(is_node, self._queries[n].timestamp)],
+                        values=results[(_NODE, self._queries[n].value)],
+                        stamps=results[(_NODE, self._queries[n].timestamp)],
                     )
-                    for n in names
-                ]
-
-            nodes, notes, missing = _assemble(wanted_nodes, resources(NODE_RESOURCES, True))
-            pods, _, _ = _assemble(wanted_pods, resources(POD_RESOURCES, False))
+                    for n in NODE_RESOURCES
+                ],
+            )
+            pods = _assemble_pods(*pod_values, stamps["podCpu"], stamps["podMemory"])
             last_seen = self._last_seen(client, missing, now) if missing else {}
         return Usage(
             collected_at=now,
@@ -240,12 +279,99 @@ class PrometheusProvider:
             notes=notes,
         )
 
+    def instant_queries(self, *, with_history: bool) -> dict[tuple[str, str], str]:
+        """The instant queries of a round, each once, in the order asked: (kind,
+        PromQL) -> what it is for. kind tells how the answer is read; with_history:
+        the range query gives the node values.
+
+        The two pod value answers (150,000 series at 150,000 pods) come first:
+        their JSON is parsed here while Prometheus evaluates the rest."""
+        queries: dict[tuple[str, str], str] = {}
+        for name in POD_RESOURCES:
+            queries.setdefault((_POD_VALUE, self._queries[name].value), name)
+        for name in NODE_RESOURCES:
+            if not with_history:
+                queries.setdefault((_NODE, self._queries[name].value), name)
+        for name in POD_RESOURCES:
+            stamp = self._queries[name].timestamp
+            if stamp != _POD_SAMPLE_TIME:
+                queries.setdefault((_POD, stamp), f"{name}Timestamp")
+            else:
+                queries.setdefault((_SCRAPE, _NODE_SCRAPE_TIME), "cAdvisor scrape time")
+                queries.setdefault((_POD, self._own_time_query()), "pods with old samples")
+        for name in NODE_RESOURCES:
+            queries.setdefault((_NODE, self._queries[name].timestamp), f"{name}Timestamp")
+        return queries
+
     # -- the queries -------------------------------------------------------
 
-    def _instant_series(
+    def _own_time_query(self) -> str:
+        """The pods dated by their own series, with their time as _POD_SAMPLE_TIME
+        gives it: those with a series older than OWN_TIME_AGE_FRACTION of
+        maxSampleAge at the round's time (PromQL's time()).
+
+        Filtered before min(), not after: the same answer (the oldest series of a
+        pod is among the old ones), and Prometheus aggregates only the old series."""
+        age = self._settings.max_sample_age.total_seconds() * OWN_TIME_AGE_FRACTION
+        return f"min by (namespace, pod) ({_CADVISOR_TIMES} < (time() - {age:g}))"
+
+    def _date_pods(
         self,
         client: _Client,
-        is_node: bool,
+        values: list[_Series],
+        scrape_times: Mapping[str, float],
+        own: _Series,
+        now: datetime.datetime,
+    ) -> _Series:
+        """The sample time of every pod with a value, without a per-pod answer if it can.
+
+        A pod's time is its own (the newest sample of its stalest container) when
+        that is older than OWN_TIME_AGE_FRACTION of maxSampleAge, else the newest
+        cAdvisor scrape of its node, which is no older than its own. So judging
+        the times against maxSampleAge gives the verdict the pods' own times would,
+        also when judged up to maxSampleAge * OWN_TIME_AGE_FRACTION after `now`;
+        a fresh pod's time is its own exactly when, as with Prometheus' scrape
+        timestamps, all series of a scrape share one time. A pod on two nodes (a
+        StatefulSet pod recreated elsewhere within the lookback) takes the older
+        node's time. Pods without a node time (value queries overridden without
+        the node label, or a node absent from the scrape times) are dated by the
+        per-pod query, asked only then."""
+        stamps = _Series(
+            what="podTimestamp",
+            text=f"{_NODE_SCRAPE_TIME}, {own.text}",
+            note=f"sample time from the cAdvisor scrape of its node `{_NODE_SCRAPE_TIME}`",
+        )
+        times, own_times = stamps.values, own.values
+        for series in values:
+            spread = series.spread
+            for key, node in series.nodes.items():
+                if key in times:
+                    continue
+                stamp = own_times.get(key)
+                if stamp is None and node is not None:
+                    stamp = scrape_times.get(node)
+                    for other in spread.get(key, ()):
+                        other_stamp = scrape_times.get(other)
+                        if stamp is None or other_stamp is None:
+                            stamp = None
+                        else:
+                            stamp = min(stamp, other_stamp)
+                if stamp is not None:
+                    times[key] = stamp
+        undated = {key for series in values for key in series.nodes if key not in times}
+        if undated:
+            log.info(
+                "pods without a node sample time, dated per pod",
+                extra={"pods": len(undated), "query": _POD_SAMPLE_TIME},
+            )
+            fallback = self._pod_series(client, _POD_SAMPLE_TIME, "podTimestamp", undated, now)
+            times.update(fallback.values)
+            stamps.unlabelled = fallback.unlabelled
+        return stamps
+
+    def _node_series(
+        self,
+        client: _Client,
         text: str,
         what: str,
         wanted: frozenset[str],
@@ -254,24 +380,77 @@ class PrometheusProvider:
         label = self._source.node_label
         series = _Series(what=what, text=text, note=f"sample time from {what} `{text}`")
         values, owners = series.values, series.owners
+        try:
+            for item in client.instant(text, now, what):
+                metric = item["metric"]
+                raw = metric.get(label)
+                if raw is None:
+                    series.unlabelled += 1
+                    continue
+                key = node_name_from_label(raw)
+                if key in wanted:
+                    if key in values:
+                        raise series.duplicate(key, metric)
+                    owners[key] = metric
+                    values[key] = float(item["value"][1])
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise client.bad_shape(text, what, "a sample without metric or value") from None
+        return series
+
+    def _pod_series(
+        self,
+        client: _Client,
+        text: str,
+        what: str,
+        wanted: Collection[str],
+        now: datetime.datetime,
+        *,
+        is_value: bool = False,
+    ) -> _Series:
+        """A pod query's answer; for values, also the node of each pod, and the
+        series of a pod on several nodes summed (as `sum by (namespace, pod)` would)."""
+        series = _Series(what=what, text=text, note=f"sample time from {what} `{text}`")
+        values, owners, nodes, spread = series.values, series.owners, series.nodes, series.spread
         # The hot loop of a round (150,000 pods): one pass, no per-series calls
         # beyond what identifies the series.
         try:
             for item in client.instant(text, now, what):
                 metric = item["metric"]
-                if is_node:
-                    raw = metric.get(label)
-                    key = None if raw is None else node_name_from_label(raw)
-                else:
-                    namespace, pod = metric.get("namespace"), metric.get("pod")
-                    key = None if namespace is None or pod is None else f"{namespace}/{pod}"
-                if key is None:
+                namespace, pod = metric.get("namespace"), metric.get("pod")
+                if namespace is None or pod is None:
                     series.unlabelled += 1
-                elif key in wanted:
-                    if key in values:
-                        series.add(key, metric, 0.0)  # raises duplicate-series
-                    owners[key] = metric
-                    values[key] = float(item["value"][1])
+                    continue
+                key = f"{namespace}/{pod}"
+                if key not in wanted:
+                    continue
+                node = metric.get(CADVISOR_NODE_LABEL)
+                if key in values:
+                    seen, others = nodes[key], spread.setdefault(key, [])
+                    if not is_value or None in (node, seen) or node == seen or node in others:
+                        raise series.duplicate(key, metric)
+                    others.append(node)
+                    values[key] += float(item["value"][1])
+                    continue
+                owners[key] = metric
+                nodes[key] = node
+                values[key] = float(item["value"][1])
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise client.bad_shape(text, what, "a sample without metric or value") from None
+        return series
+
+    def _scrape_times(
+        self, client: _Client, text: str, what: str, now: datetime.datetime
+    ) -> _Series:
+        """The newest cAdvisor sample time by the value of the cAdvisor node label."""
+        series = _Series(what=what, text=text)
+        times = series.values
+        try:
+            for item in client.instant(text, now, what):
+                node = item["metric"].get(CADVISOR_NODE_LABEL)
+                if node is None:
+                    series.unlabelled += 1
+                else:
+                    times[node] = float(item["value"][1])
         except (KeyError, IndexError, TypeError, ValueError):
             raise client.bad_shape(text, what, "a sample without metric or value") from None
         return series
@@ -397,6 +576,41 @@ class PrometheusProvider:
             session.close()
 
 
+class _CollectorPause:
+    """Python's cyclic garbage collector off while a round's answers are parsed.
+
+    Why: json.loads of a 150,000-series answer makes some 600,000 containers that
+    all stay alive until the answer is read, so the collector runs full
+    collections over them (and over everything else the process holds) again and
+    again: at 150,000 pods that cost as much CPU as the parsing itself, and it
+    frees nothing, since the answers go by reference counting. Rounds may overlap
+    in threads: the collector is resumed when the last one ends, and only if it
+    was on when the first began."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holders = 0
+        self._resume = False
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._holders == 0:
+                self._resume = gc.isenabled()
+                gc.disable()
+            self._holders += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._holders -= 1
+                if self._holders == 0 and self._resume:
+                    gc.enable()
+
+
+_collector_paused = _CollectorPause()
+
+
 def _marked(query: str, part: str) -> str:
     return f'label_replace(({query}), "{PART_LABEL}", "{part}", "", "")'
 
@@ -411,13 +625,14 @@ class _Series:
     values: dict[str, float] = field(default_factory=dict)
     owners: dict[str, Mapping[str, str]] = field(default_factory=dict)
     unlabelled: int = 0  # series without the identity labels
+    # Pod values only: the cAdvisor node of each pod (None: no node label), and
+    # the further nodes of a pod whose series on several nodes were summed.
+    nodes: dict[str, str | None] = field(default_factory=dict)
+    spread: dict[str, list[str]] = field(default_factory=dict)
 
-    def add(self, key: str, metric: Mapping[str, str], value: float) -> None:
-        if key in self.values:
-            kind = "pod" if "/" in key else "node"
-            raise _duplicate(key, kind, self.owners[key], metric, f"{self.what} `{self.text}`")
-        self.owners[key] = metric
-        self.values[key] = value
+    def duplicate(self, key: str, metric: Mapping[str, str]) -> RefusedError:
+        kind = "pod" if "/" in key else "node"
+        return _duplicate(key, kind, self.owners[key], metric, f"{self.what} `{self.text}`")
 
     def describe_missing(self, kind: str) -> str:
         lacking = (
@@ -488,6 +703,33 @@ def _assemble(
         samples[key] = UsageSample(cpu_cores=cpu_value, memory_bytes=memory_value, timestamp=moment)
         notes[key] = oldest.stamps.note
     return samples, notes, missing
+
+
+def _assemble_pods(
+    cpu: _Series, memory: _Series, cpu_stamps: _Series, memory_stamps: _Series
+) -> dict[str, UsageSample]:
+    """Samples for pods with both values and both sample times, as _assemble, without
+    notes: judging names no pod's query. The hot loop of a round at 150,000 pods."""
+    memory_values, cpu_times, memory_times = memory.values, cpu_stamps.values, memory_stamps.values
+    shared = cpu_stamps is memory_stamps
+    samples: dict[str, UsageSample] = {}
+    moments: dict[float, datetime.datetime] = {}
+    for key, cpu_value in cpu.values.items():
+        memory_value = memory_values.get(key)
+        stamp = cpu_times.get(key)
+        if memory_value is None or stamp is None:
+            continue
+        if not shared:
+            memory_stamp = memory_times.get(key)
+            if memory_stamp is None:
+                continue
+            stamp = min(stamp, memory_stamp)
+        # Pods scraped together share a time: one datetime per distinct time.
+        moment = moments.get(stamp)
+        if moment is None:
+            moment = moments[stamp] = _from_unix(stamp)
+        samples[key] = UsageSample(cpu_cores=cpu_value, memory_bytes=memory_value, timestamp=moment)
+    return samples
 
 
 def _number(pair: Any) -> float:

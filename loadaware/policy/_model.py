@@ -63,6 +63,13 @@ class PrometheusQueries(_Model):
     or pod, the unix time of the newest raw sample behind the value (for example
     `timestamp(my_metric)`); when a value query is overridden and its timestamp
     query is not, the default one still judges freshness.
+
+    By default pods are dated without a per-pod answer: a pod takes the time of
+    its node's newest cAdvisor scrape (by the `node` label of the pod value
+    answers), or its own time when that is older than half of maxSampleAge. An
+    overridden podCpuTimestamp or podMemoryTimestamp is asked as given, one
+    series per pod; pod value queries overridden without the `node` label make
+    the default per-pod query be asked for the pods they leave undated.
     """
 
     node_cpu: str | None = None

@@ -59,6 +59,14 @@ def _pods(now: float) -> list[PodTruth]:
         PodTruth("shop", "cache-1", "node-c", {"redis": (0.1, 1 * GiB)}),
         PodTruth("shop", "hot-1", "node-hot", {"app": (0.9, 3 * GiB)}),
         PodTruth("shop", "old-1", "node-a", {"app": (0.2, 128 * MiB)}, end=now - 240),
+        # Gone 30s ago, under half of maxSampleAge: dated by its node's scrape.
+        PodTruth("shop", "recent-1", "node-a", {"app": (0.1, 32 * MiB)}, end=now - 30),
+        # Gone 75s ago, over half of maxSampleAge: dated by its own series.
+        PodTruth("shop", "gone-1", "node-b", {"app": (0.1, 32 * MiB)}, end=now - 75),
+        # A StatefulSet pod recreated on node-d 30s ago: within the lookback its
+        # series on node-c still answer too.
+        PodTruth("db", "db-0", "node-c", {"postgres": (0.5, 1 * GiB)}, end=now - 30),
+        PodTruth("db", "db-0", "node-d", {"postgres": (0.25, 512 * MiB)}),
     ]
 
 

@@ -229,22 +229,22 @@ def test_error_status_refuses(
 def test_whole_cluster_queries_posted_once(prometheus: PrometheusWithHistory) -> None:
     with AuthProxy(prometheus.server.url) as proxy:
         fetch(prometheus, FRESH_NODES, FRESH_PODS, url=proxy.url)
-    # Pod values, a sample-time query per node resource and one shared by the pod
-    # resources, and the range query for hotspot confirmation, whose last point
-    # gives the node values.
-    assert [r.method for r in proxy.seen] == ["POST"] * 6
-    assert sorted(r.path for r in proxy.seen) == ["/api/v1/query"] * 5 + ["/api/v1/query_range"]
+    # Pod values, a sample-time query per node resource, the pods' dating (cAdvisor
+    # scrape time per node, and the pods with old samples), and the range query for
+    # hotspot confirmation, whose last point gives the node values.
+    assert [r.method for r in proxy.seen] == ["POST"] * 7
+    assert sorted(r.path for r in proxy.seen) == ["/api/v1/query"] * 6 + ["/api/v1/query_range"]
     # The query travels in the body, not the URL, and none is asked twice.
     assert all(b"query=" in r.body for r in proxy.seen)
     assert all("?" not in r.path for r in proxy.seen)
-    assert len({r.body for r in proxy.seen}) == 6
+    assert len({r.body for r in proxy.seen}) == 7
 
 
 def test_instant_node_values_without_confirmation(prometheus: PrometheusWithHistory) -> None:
     rules = {"hotspotConfirmation": {"consecutive": 1}}
     with AuthProxy(prometheus.server.url) as proxy:
         usage = fetch(prometheus, FRESH_NODES, FRESH_PODS, url=proxy.url, metrics=rules)
-    assert sorted(r.path for r in proxy.seen) == ["/api/v1/query"] * 7
+    assert sorted(r.path for r in proxy.seen) == ["/api/v1/query"] * 8
     assert usage.history is None
     assert usage.nodes["node-d"].cpu_cores == pytest.approx(3.1, rel=0.01)
 
