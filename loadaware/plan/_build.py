@@ -60,7 +60,13 @@ def build_plan(
     except RefusedError as exc:
         return Plan(status="refused", reason=f"{exc.reference}: {exc.message}")
 
-    table = _classify.classify_nodes(cluster, usage, policy.node_pools, verdict.excluded_nodes)
+    table = _classify.classify_nodes(
+        cluster,
+        usage,
+        policy.node_pools,
+        verdict.excluded_nodes,
+        confirm_consecutive=policy.metrics.hotspot_confirmation.consecutive,
+    )
     profiles = _profiles.scoped_profiles(policy, cluster)
     tally = _profiles.Tally()
     problem, skipped = _build_problem(

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from loadaware import metrics
 from loadaware.cluster import ClusterState, Node
 from loadaware.metrics import Usage
 from loadaware.plan._types import RESOURCES, NodeClass
@@ -54,9 +55,15 @@ def classify_nodes(
     usage: Usage,
     pools: Sequence[NodePool],
     excluded: Mapping[str, str],
+    *,
+    confirm_consecutive: int = 1,
 ) -> NodeTable:
     """Assign each node a pool and a class. `excluded` names nodes already ruled out
-    (stale metrics) with the reason."""
+    (stale metrics) with the reason.
+
+    With `confirm_consecutive` above 1 and a usage history (Prometheus reads one),
+    a node over its targets counts as hot only once it has been over them for that
+    many consecutive points, so one spike moves nothing; until then it is normal."""
     nodes = sorted(cluster.nodes, key=lambda n: n.name)
     count, width = len(nodes), len(RESOURCES)
     allocatable = np.zeros((count, width))
@@ -102,6 +109,20 @@ def classify_nodes(
             low[members, r] = lo
             high[members, r] = hi
 
+    confirmed: frozenset[str] | None = None
+    if confirm_consecutive > 1 and usage.history is not None:
+        limits = {
+            node.name: metrics.HotLimits(
+                cpu_cores=None if np.isnan(high[i, 0]) else float(high[i, 0] * allocatable[i, 0]),
+                memory_bytes=None
+                if np.isnan(high[i, 1])
+                else float(high[i, 1] * allocatable[i, 1]),
+            )
+            for i, node in enumerate(nodes)
+            if not out_of_round[i]
+        }
+        confirmed = metrics.confirm_hotspots(usage.history, limits, confirm_consecutive)
+
     classes: list[NodeClass] = []
     for i, node in enumerate(nodes):
         if out_of_round[i]:
@@ -109,6 +130,10 @@ def classify_nodes(
             continue
         judged_resources = ~np.isnan(high[i])
         if np.any(ratios[i][judged_resources] > high[i][judged_resources]):
+            if confirmed is not None and node.name not in confirmed:
+                classes.append("normal")
+                notes[i] = f"over its targets, not yet for {confirm_consecutive} samples in a row"
+                continue
             classes.append("hot")
         elif not node.unschedulable and np.all(
             ratios[i][judged_resources] < low[i][judged_resources]

@@ -112,3 +112,54 @@ def test_deviation_thresholds_are_around_the_pool_mean() -> None:
     # "a" is below on cpu but not on memory (both must be under to be cold).
     samples["a"] = sample(0.8, 2 * GiB)
     assert _classes(nodes, samples, pools=[pool])["a"] == "cold"
+
+
+def _with_history(cpu_points: list[float]):
+    """Node "a" (4 cores, 16 GiB) now at the last cpu point, with that history."""
+    import datetime
+
+    from loadaware.metrics import NodeHistory, UsageHistory
+    from tests.lib.builders import NOW
+
+    times = tuple(
+        NOW - datetime.timedelta(minutes=len(cpu_points) - 1 - i) for i in range(len(cpu_points))
+    )
+    usage = make_usage({"a": sample(cpu_points[-1], 4 * GiB)})
+    history = UsageHistory(
+        times=times,
+        nodes={
+            "a": NodeHistory(
+                cpu_cores=tuple(cpu_points), memory_bytes=tuple(4.0 * GiB for _ in cpu_points)
+            )
+        },
+    )
+    return make_cluster([make_node("a")]), type(usage)(
+        collected_at=usage.collected_at, nodes=usage.nodes, pods=usage.pods, history=history
+    )
+
+
+@pytest.mark.parametrize(
+    ("cpu_points", "expected"),
+    [
+        pytest.param([1.0, 1.0, 1.0, 1.0, 3.6], "normal", id="one spike is not a hotspot"),
+        pytest.param([1.0, 1.0, 3.6, 3.6, 3.6], "hot", id="three points over target in a row"),
+        pytest.param([3.6, 3.6, 3.6, 3.0, 2.9], "hot", id="confirmed and still over the target"),
+    ],
+)
+def test_hotspot_confirmation_over_the_history(cpu_points: list[float], expected: str) -> None:
+    cluster, usage = _with_history(cpu_points)
+    table = classify_nodes(cluster, usage, [DEFAULT], {}, confirm_consecutive=3)
+    assert dict(zip(table.names, table.classes, strict=True)) == {"a": expected}
+    if expected == "normal":
+        assert "not yet for 3 samples" in table.notes[0]
+
+
+def test_without_history_the_current_sample_decides() -> None:
+    table = classify_nodes(
+        make_cluster([make_node("a")]),
+        make_usage({"a": sample(3.6, 4 * GiB)}),
+        [DEFAULT],
+        {},
+        confirm_consecutive=3,
+    )
+    assert table.classes == ("hot",)
