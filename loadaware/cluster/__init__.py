@@ -29,7 +29,6 @@ from loadaware.cluster._live import (
     read_objects,
     translate_api_exception,
 )
-from loadaware.cluster._quantity import parse_quantity, to_bytes, to_millicores
 from loadaware.cluster._types import (
     ClusterState,
     LabelSelector,
@@ -44,6 +43,7 @@ from loadaware.cluster._types import (
     Toleration,
     Workload,
 )
+from loadaware.quantity import parse_quantity, to_bytes, to_millicores
 
 __all__ = [
     "ClientSettings",

@@ -22,7 +22,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, NoReturn, TypeAlias
 
-from loadaware.cluster import _quantity, _types
+from loadaware import quantity as _quantity
+from loadaware.cluster import _types
 from loadaware.errors import InputError
 
 RawObject: TypeAlias = Mapping[str, Any]

@@ -12,11 +12,11 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Collection, Mapping
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import urllib3.exceptions
 
+from loadaware import quantity
 from loadaware.errors import RefusedError
 from loadaware.metrics import _file
 from loadaware.metrics._types import Usage, UsageSample
@@ -24,26 +24,6 @@ from loadaware.policy import MetricsSettings
 
 GROUP, VERSION = "metrics.k8s.io", "v1beta1"
 
-_SUFFIXES = {
-    "n": Decimal("1e-9"),
-    "u": Decimal("1e-6"),
-    "m": Decimal("1e-3"),
-    "": Decimal(1),
-    "k": Decimal("1e3"),
-    "M": Decimal("1e6"),
-    "G": Decimal("1e9"),
-    "T": Decimal("1e12"),
-    "P": Decimal("1e15"),
-    "E": Decimal("1e18"),
-    "Ki": Decimal(2**10),
-    "Mi": Decimal(2**20),
-    "Gi": Decimal(2**30),
-    "Ti": Decimal(2**40),
-    "Pi": Decimal(2**50),
-    "Ei": Decimal(2**60),
-}
-# A resource.Quantity as metrics-server writes it ("123456789n", "2500Ki", "1e3").
-_QUANTITY = re.compile(r"([+-]?[0-9.]+)(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)")
 # A Go duration as metav1.Duration serialises it ("15s", "1m0.5s", "20.003s").
 _DURATION = re.compile(r"(?:([0-9.]+)(h|m|s|ms|us|µs|ns))+")
 _DURATION_PART = re.compile(r"([0-9.]+)(h|ms|us|µs|ns|m|s)")
@@ -60,19 +40,12 @@ _DURATION_UNITS = {
 
 def parse_quantity(text: str) -> float:
     """A Kubernetes quantity as a float (cores for cpu, bytes for memory)."""
-    match = _QUANTITY.fullmatch(text.strip()) if isinstance(text, str) else None
-    if match is None:
+    if not isinstance(text, str):
         raise ValueError(f"not a quantity: {text!r}")
-    number, exponent, suffix = match.groups()
     try:
-        value = Decimal(number)
-        if exponent:
-            value *= Decimal(f"1{exponent}")
-        else:
-            value *= _SUFFIXES[suffix or ""]
-    except InvalidOperation:
+        return float(quantity.parse_quantity(text.strip()))
+    except ValueError:
         raise ValueError(f"not a quantity: {text!r}") from None
-    return float(value)
 
 
 def _parse_window(text: Any) -> float:

@@ -10,6 +10,9 @@ The grammar is resource.Quantity's:
 
 Values are Fractions, so `0.1` is one tenth and sums of requests stay exact until
 the single rounding Kubernetes itself applies (MilliValue, Value: away from zero).
+
+Knows nothing of pods or nodes: the cluster reader and the metrics-server
+provider both read quantities through it.
 """
 
 from __future__ import annotations
