@@ -41,6 +41,7 @@ from loadaware.cluster._types import (
     Requirement,
     Taint,
     Toleration,
+    WeightedPodAffinityTerm,
     Workload,
 )
 from loadaware.quantity import parse_quantity, to_bytes, to_millicores
@@ -59,6 +60,7 @@ __all__ = [
     "Requirement",
     "Taint",
     "Toleration",
+    "WeightedPodAffinityTerm",
     "Workload",
     "api_client",
     "cluster_state_from_objects",

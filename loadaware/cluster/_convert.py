@@ -571,9 +571,12 @@ def _convert_pod(
         preferred_node_affinity = _preferred_node_affinity(r, affinity)
         pod_affinity = _pod_affinity_terms(r, affinity, "podAffinity")
         pod_anti_affinity = _pod_affinity_terms(r, affinity, "podAntiAffinity")
+        preferred_pod_affinity = _weighted_pod_affinity_terms(r, affinity, "podAffinity")
+        preferred_pod_anti_affinity = _weighted_pod_affinity_terms(r, affinity, "podAntiAffinity")
     else:
         node_affinity, pod_affinity, pod_anti_affinity = (), (), ()
         preferred_node_affinity = ()
+        preferred_pod_affinity = preferred_pod_anti_affinity = ()
     labels = r.string_map(meta.get("labels"), "metadata.labels")
 
     return _types.Pod(
@@ -607,6 +610,8 @@ def _convert_pod(
         required_pod_anti_affinity=pod_anti_affinity,
         host_ports=_host_ports(r, containers, init_containers),
         preferred_node_affinity=preferred_node_affinity,
+        preferred_pod_affinity=preferred_pod_affinity,
+        preferred_pod_anti_affinity=preferred_pod_anti_affinity,
         topology_spread_constraints=_spread_constraints(r, spec, labels),
         start_time=r.timestamp(status.get("startTime"), "status.startTime"),
         status_reason=r.string(status.get("reason"), "status.reason"),
@@ -978,6 +983,40 @@ def _container_status(
     )
 
 
+def _affinity_term(r: _Reader, item: Any, term_path: str) -> _types.PodAffinityTerm:
+    term = r.mapping(item, term_path)
+    topology_key = r.string(term.get("topologyKey"), f"{term_path}.topologyKey")
+    if not topology_key:
+        r.fail(f"{term_path}.topologyKey", "missing; pod affinity terms need a topologyKey")
+    return _types.PodAffinityTerm(
+        label_selector=_label_selector(r, term.get("labelSelector"), f"{term_path}.labelSelector"),
+        topology_key=topology_key,
+        namespaces=r.strings(term.get("namespaces"), f"{term_path}.namespaces"),
+        namespace_selector=_label_selector(
+            r, term.get("namespaceSelector"), f"{term_path}.namespaceSelector"
+        ),
+    )
+
+
+def _weighted_pod_affinity_terms(
+    r: _Reader, affinity: Mapping[str, Any], section: str
+) -> tuple[_types.WeightedPodAffinityTerm, ...]:
+    path = f"spec.affinity.{section}"
+    rules = r.mapping(affinity.get(section), path)
+    path += ".preferredDuringSchedulingIgnoredDuringExecution"
+    terms = []
+    for i, item in enumerate(
+        r.sequence(rules.get("preferredDuringSchedulingIgnoredDuringExecution"), path)
+    ):
+        entry = r.mapping(item, f"{path}[{i}]")
+        weight = r.integer(entry.get("weight"), f"{path}[{i}].weight")
+        if not 1 <= weight <= 100:
+            r.fail(f"{path}[{i}].weight", "must be between 1 and 100")
+        term = _affinity_term(r, entry.get("podAffinityTerm"), f"{path}[{i}].podAffinityTerm")
+        terms.append(_types.WeightedPodAffinityTerm(weight=weight, term=term))
+    return tuple(terms)
+
+
 def _pod_affinity_terms(
     r: _Reader, affinity: Mapping[str, Any], section: str
 ) -> tuple[_types.PodAffinityTerm, ...]:
@@ -990,23 +1029,7 @@ def _pod_affinity_terms(
     for i, item in enumerate(
         r.sequence(rules.get("requiredDuringSchedulingIgnoredDuringExecution"), path)
     ):
-        term_path = f"{path}[{i}]"
-        term = r.mapping(item, term_path)
-        topology_key = r.string(term.get("topologyKey"), f"{term_path}.topologyKey")
-        if not topology_key:
-            r.fail(f"{term_path}.topologyKey", "missing; required terms need a topologyKey")
-        terms.append(
-            _types.PodAffinityTerm(
-                label_selector=_label_selector(
-                    r, term.get("labelSelector"), f"{term_path}.labelSelector"
-                ),
-                topology_key=topology_key,
-                namespaces=r.strings(term.get("namespaces"), f"{term_path}.namespaces"),
-                namespace_selector=_label_selector(
-                    r, term.get("namespaceSelector"), f"{term_path}.namespaceSelector"
-                ),
-            )
-        )
+        terms.append(_affinity_term(r, item, f"{path}[{i}]"))
     return tuple(terms)
 
 

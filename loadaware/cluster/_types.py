@@ -186,6 +186,16 @@ class PodAffinityTerm:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WeightedPodAffinityTerm:
+    """One preferredDuringScheduling pod (anti-)affinity term: kube-scheduler's
+    InterPodAffinity score adds (affinity) or subtracts (anti-affinity) `weight` for
+    every matching pod in the node's topology domain."""
+
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class OwnerRef:
     kind: str
     name: str
@@ -242,6 +252,8 @@ class Pod:
     host_ports: tuple[int, ...] = ()
     # Read for the deschedule strategies; the planner's fit checks do not use them.
     preferred_node_affinity: tuple[PreferredSchedulingTerm, ...] = ()
+    preferred_pod_affinity: tuple[WeightedPodAffinityTerm, ...] = ()
+    preferred_pod_anti_affinity: tuple[WeightedPodAffinityTerm, ...] = ()
     topology_spread_constraints: tuple[TopologySpreadConstraint, ...] = ()
     start_time: datetime.datetime | None = None  # status.startTime
     status_reason: str = ""  # status.reason, e.g. Evicted, NodeAffinity, Shutdown

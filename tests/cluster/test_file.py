@@ -195,6 +195,7 @@ def test_public_names() -> None:
         "Requirement",
         "Taint",
         "Toleration",
+        "WeightedPodAffinityTerm",
         "Workload",
         "api_client",
         "cluster_state_from_objects",
