@@ -17,10 +17,12 @@ from loadaware.plan._candidates import EvictionRules, PodVerdict, judge_pod
 from loadaware.plan._classify import NodeTable, classify_nodes, pool_of
 from loadaware.plan._fit import Occupancy
 from loadaware.plan._output import plan_to_json
-from loadaware.plan._scheduler import predict_node
+from loadaware.plan._placement import HOTSPOT_TAINT
+from loadaware.plan._scheduler import best_nodes, predict_node, predict_replacement
 from loadaware.plan._types import RESOURCES, Eviction, NodeReport, Plan, SolverInfo
 
 __all__ = [
+    "HOTSPOT_TAINT",
     "NO_CARRIED_BUDGET",
     "RESOURCES",
     "CarriedBudget",
@@ -32,12 +34,14 @@ __all__ = [
     "Plan",
     "PodVerdict",
     "SolverInfo",
+    "best_nodes",
     "build_plan",
     "classify_nodes",
     "judge_pod",
     "plan_to_json",
     "pool_of",
     "predict_node",
+    "predict_replacement",
     "unavailable_by_workload",
     "workload_key",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections import Counter
 
@@ -132,11 +133,13 @@ def build_plan(
             memory_bytes=float(move.candidate.usage[1]),
             reason=move.candidate.reason,
             workload=workload_key(move.candidate.pod),
+            steer=tuple(sorted(table.names[i] for i in move.steer)),
         )
         for move in moves
     )
     objective = plan_objective(problem, solution.usage_after, [m.candidate for m in solution.moves])
     still_hot = [i for i in hot if problem.is_hot(usage_after, i)]
+    would_relieve = _steering_would_relieve(problem, len(still_hot)) if still_hot else None
     must = sum(1 for e in evictions if e.reason != HOTSPOT)
     reason = f"{len(hot)} hot nodes; {len(evictions)} evictions planned"
     if must:
@@ -149,6 +152,8 @@ def build_plan(
             if hot
             else "no hot nodes, and nothing the strategies name can move"
         )
+    if would_relieve:
+        reason += f"; steering (steering.softTaint) would relieve {would_relieve} more"
     return Plan(
         status="planned" if evictions else "noop",
         reason=reason,
@@ -162,7 +167,22 @@ def build_plan(
         skipped=dict(sorted(skipped.items())),
         profiles=tally.as_plan(),
         consolidation=consolidation,
+        steering_would_relieve=would_relieve,
     )
+
+
+def _steering_would_relieve(problem: Problem, still_hot: int) -> int | None:
+    """With steering off, how many more hot nodes the greedy relieves with it on."""
+    settings = problem.policy
+    if settings.steering.soft_taint:
+        return None
+    steered = settings.model_copy(
+        update={"steering": settings.steering.model_copy(update={"soft_taint": True})}
+    )
+    trial = dataclasses.replace(problem, policy=steered)
+    solution = _greedy.solve_greedy(trial)
+    left = sum(1 for i in problem.hot_indexes if problem.is_hot(solution.usage_after, i))
+    return max(still_hot - left, 0)
 
 
 def _solve(

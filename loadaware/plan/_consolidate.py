@@ -99,13 +99,13 @@ def consolidate(
             if over is not None:
                 failure = f"budget {over} reached"
                 break
-            target, bad = placement.landing(cand)
-            if bad is not None or target is None:
-                failure = f"{cand.pod.key} has no landing ({bad or 'no-fit'})"
+            found = placement.landing(cand)
+            if found.reason is not None or found.target is None:
+                failure = f"{cand.pod.key} has no landing ({found.reason or 'no-fit'})"
                 break
             trial.charge(cand.pod, name, cand.pdbs)
-            placement.apply(cand, target)
-            placed.append(Move(candidate=cand, target_index=target))
+            placement.apply(cand, found.target)
+            placed.append(Move(candidate=cand, target_index=found.target, steer=found.steer))
         if failure is not None:
             for _ in placed:
                 placement.undo_last()

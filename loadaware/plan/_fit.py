@@ -172,6 +172,26 @@ class _AntiAffinityGroup:
     counts: dict[str, int]  # domain value of term.topology_key -> holders there
 
 
+@dataclass(slots=True, eq=False)
+class ScoreGroup:
+    """Placed pods of one namespace holding one term that scores pods it selects:
+    `weight` per holder in the incoming node's domain (negative for anti-affinity)."""
+
+    namespace: str
+    term: PodAffinityTerm
+    weight: int
+    counts: dict[str, int]  # domain value of term.topology_key -> holders there
+
+
+@dataclass(slots=True, eq=False)
+class _SpreadCounts:
+    """Placed pods of `namespace` matching `selector`, per node (in Occupancy.nodes order)."""
+
+    namespace: str
+    selector: LabelSelector
+    counts: IntArray
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NodeResources:
     """Per-node resource arrays, in Occupancy.nodes order; read-only views, live until
@@ -210,9 +230,11 @@ class Occupancy:
     """
 
     __slots__ = (
+        "_affinity_masks",
         "_alloc_cpu",
         "_alloc_mem",
         "_alloc_pods",
+        "_anti_buckets",
         "_anti_domains",
         "_anti_groups",
         "_codes",
@@ -228,12 +250,17 @@ class Occupancy:
         "_nz_mem",
         "_placed",
         "_pod_count",
+        "_pods_by_label",
         "_pods_by_namespace",
         "_ports",
         "_recent_indexes",
         "_req_cpu",
         "_req_mem",
         "_req_pods",
+        "_score_buckets",
+        "_score_groups",
+        "_spread",
+        "_spread_buckets",
         "_static_masks",
         "_tainted",
         "_term_keys",
@@ -288,7 +315,21 @@ class Occupancy:
         self._anti_groups: dict[_GroupId, _AntiAffinityGroup] = {}
         # topology key -> domain value -> anti-affinity group -> holders in that domain
         self._anti_domains: dict[str, dict[str, dict[_GroupId, int]]] = {}
+        # The same groups filed by what an incoming pod must have to be selected, so a
+        # check visits only groups that may select it (see _buckets_for).
+        self._anti_buckets: dict[_Bucket, list[_AntiAffinityGroup]] = {}
         self._static_masks: dict[tuple[object, ...], BoolArray] = {}
+        self._affinity_masks: dict[tuple[object, ...], BoolArray] = {}
+        # InterPodAffinity scoring: placed pods' terms that score an incoming pod they
+        # select (required affinity, preferred affinity and anti-affinity).
+        self._score_groups: dict[tuple[object, ...], ScoreGroup] = {}
+        self._score_buckets: dict[_Bucket, list[ScoreGroup]] = {}
+        # PodTopologySpread scoring: per (namespace, selector), matching pods per node.
+        self._spread: dict[tuple[str, object], tuple[LabelSelector, _SpreadCounts]] = {}
+        self._spread_buckets: dict[_Bucket, list[_SpreadCounts]] = {}
+        # namespace -> label pair -> placed pods with it; built for a namespace when
+        # its first spread selector is counted, so building counts is not a scan.
+        self._pods_by_label: dict[str, dict[tuple[str, str], set[str]]] = {}
         for pod in pods:
             if pod.node_name is not None and pod.node_name in self._index:
                 self.add(pod, pod.node_name)
@@ -336,6 +377,11 @@ class Occupancy:
         """The node the pod (by namespace/name) counts on, or None."""
         placed = self._placed.get(pod.key)
         return None if placed is None else self._names[placed[1]]
+
+    def placed_index(self, pod: Pod) -> int | None:
+        """The index in `nodes` of the node the pod (by namespace/name) counts on, or None."""
+        placed = self._placed.get(pod.key)
+        return None if placed is None else placed[1]
 
     def requested(self, node_name: str) -> tuple[int, int, int]:
         """Requested cpu millicores, memory bytes, and pod count on the node."""
@@ -386,6 +432,10 @@ class Occupancy:
             self.remove(pod)
         placed = self._placed[pod.key] = (pod, i)
         self._pods_by_namespace.setdefault(pod.namespace, {})[pod.key] = placed
+        by_label = self._pods_by_label.get(pod.namespace)
+        if by_label is not None:
+            for pair in pod.labels.items():
+                by_label.setdefault(pair, set()).add(pod.key)
         self._account(pod, i, 1)
 
     def remove(self, pod: Pod) -> None:
@@ -396,6 +446,10 @@ class Occupancy:
         recorded, i = placed
         same_namespace = self._pods_by_namespace[recorded.namespace]
         del same_namespace[recorded.key]
+        by_label = self._pods_by_label.get(recorded.namespace)
+        if by_label is not None:
+            for pair in recorded.labels.items():
+                by_label[pair].discard(recorded.key)
         if not same_namespace:
             del self._pods_by_namespace[recorded.namespace]
         # Undo exactly what was recorded, even if the caller passes a changed copy.
@@ -423,6 +477,18 @@ class Occupancy:
                 for entry in self._match_buckets.get(bucket, ()):
                     if entry.matches(pod, self._namespace_labels):
                         entry.shift(labels, delta)
+        if self._spread_buckets and pod.deletion_timestamp is None:
+            # PodTopologySpread does not count terminating pods (#87621).
+            for bucket in _buckets_of(pod):
+                for spread in self._spread_buckets.get(bucket, ()):
+                    if spread.namespace == pod.namespace and spread.selector.matches(pod.labels):
+                        spread.counts[i] += delta
+        if (
+            pod.required_pod_affinity
+            or pod.preferred_pod_affinity
+            or pod.preferred_pod_anti_affinity
+        ):
+            self._account_score_terms(pod, labels, delta)
         for term in pod.required_pod_anti_affinity:
             value = labels.get(term.topology_key)
             if value is None:
@@ -431,11 +497,130 @@ class Occupancy:
             group = self._anti_groups.get(gid)
             if group is None:
                 group = self._anti_groups[gid] = _AntiAffinityGroup(pod.namespace, term, {})
+                for bucket in _buckets_for(pod.namespace, term):
+                    self._anti_buckets.setdefault(bucket, []).append(group)
             _bump(group.counts, value, delta)
             domain = self._anti_domains.setdefault(term.topology_key, {}).setdefault(value, {})
             _bump(domain, gid, delta)
             if not domain:
                 del self._anti_domains[term.topology_key][value]
+
+    def _account_score_terms(self, pod: Pod, labels: Mapping[str, str], delta: int) -> None:
+        # kube-scheduler scores an incoming pod a placed pod's required affinity selects
+        # with hardPodAffinityWeight (1 by default), its preferred terms with their weight.
+        weighted = (
+            *((1, term) for term in pod.required_pod_affinity),
+            *((w.weight, w.term) for w in pod.preferred_pod_affinity),
+            *((-w.weight, w.term) for w in pod.preferred_pod_anti_affinity),
+        )
+        for weight, term in weighted:
+            value = labels.get(term.topology_key)
+            if value is None:
+                continue
+            gid = (pod.namespace, self._key_of(term), weight)
+            group = self._score_groups.get(gid)
+            if group is None:
+                group = self._score_groups[gid] = ScoreGroup(pod.namespace, term, weight, {})
+                for bucket in _buckets_for(pod.namespace, term):
+                    self._score_buckets.setdefault(bucket, []).append(group)
+            _bump(group.counts, value, delta)
+
+    # --- what the scheduler's scoring reads ---
+
+    def domain_codes(self, key: str) -> tuple[IntArray, Mapping[str, int]]:
+        """Per node (in `nodes` order), a small integer for its value of label `key`
+        (-1: the node has no such label), and the value -> code map."""
+        return self._domain_codes(key)
+
+    def affinity_mask(self, pod: Pod) -> BoolArray:
+        """Per node, whether it matches the pod's nodeSelector and required node affinity
+        (PodTopologySpread's nodeAffinityPolicy: Honor)."""
+        signature = (tuple(sorted(pod.node_selector.items())), pod.required_node_affinity)
+        mask = self._affinity_masks.get(signature)
+        if mask is None:
+            mask = np.fromiter(
+                (
+                    all(node.labels.get(k) == v for k, v in pod.node_selector.items())
+                    and (
+                        not pod.required_node_affinity
+                        or any(term.matches(node) for term in pod.required_node_affinity)
+                    )
+                    for node in self._nodes
+                ),
+                dtype=np.bool_,
+                count=len(self._nodes),
+            )
+            mask.flags.writeable = False
+            self._affinity_masks[signature] = mask
+        return mask
+
+    def spread_counts(self, namespace: str, selector: LabelSelector) -> IntArray:
+        """Placed pods of `namespace` that `selector` matches and that are not
+        terminating, per node; kept current across moves (read-only view)."""
+        # By identity first: the scheduler model hands out one selector object per
+        # label set, and the entry holds it, so its id is not reused.
+        fast_key = (namespace, id(selector))
+        known = self._spread.get(fast_key)
+        if known is not None and known[0] is selector:
+            return _read_only(known[1].counts)
+        cache_key = (namespace, _selector_key(selector) or ())
+        found = self._spread.get(cache_key)
+        entry = found[1] if found is not None else None
+        if entry is None:
+            counts = np.zeros(len(self._nodes), dtype=np.int64)
+            in_namespace = self._pods_by_namespace.get(namespace, {})
+            pair = min(selector.match_labels.items(), default=None)
+            if pair is None:
+                keys: Iterable[str] = in_namespace
+            else:
+                by_label = self._pods_by_label.get(namespace)
+                if by_label is None:
+                    by_label = self._pods_by_label[namespace] = {}
+                    for key, (placed_pod, _i) in in_namespace.items():
+                        for label in placed_pod.labels.items():
+                            by_label.setdefault(label, set()).add(key)
+                keys = by_label.get(pair, ())
+            for key in keys:
+                pod, i = in_namespace[key]
+                if pod.deletion_timestamp is None and selector.matches(pod.labels):
+                    counts[i] += 1
+            entry = _SpreadCounts(namespace, selector, counts)
+            self._spread[cache_key] = (selector, entry)
+            self._spread_buckets.setdefault((namespace, pair), []).append(entry)
+        self._spread[fast_key] = (selector, entry)
+        return _read_only(entry.counts)
+
+    def domain_counts(self, namespace: str, term: PodAffinityTerm) -> Mapping[str, int]:
+        """Placed pods the term (of a pod in `namespace`) selects, per domain value of
+        its topology key."""
+        return self._match_counts(namespace, (term,)).by_domain[term.topology_key]
+
+    def score_groups_selecting(self, pod: Pod) -> Iterator[ScoreGroup]:
+        """Placed pods' scoring terms (ScoreGroup) that select `pod`, with holders."""
+        if not self._score_buckets:
+            return
+        seen: set[int] = set()
+        for bucket in _buckets_of(pod):
+            for group in self._score_buckets.get(bucket, ()):
+                if id(group) in seen or not group.counts:
+                    continue
+                seen.add(id(group))
+                if group.term.selects(
+                    group.namespace, pod.namespace, pod.labels, self._namespace_labels
+                ):
+                    yield group
+
+    def _anti_groups_selecting(self, pod: Pod) -> Iterator[tuple[_GroupId, _AntiAffinityGroup]]:
+        seen: set[int] = set()
+        for bucket in _buckets_of(pod):
+            for group in self._anti_buckets.get(bucket, ()):
+                if id(group) in seen or not group.counts:
+                    continue
+                seen.add(id(group))
+                if group.term.selects(
+                    group.namespace, pod.namespace, pod.labels, self._namespace_labels
+                ):
+                    yield (group.namespace, self._key_of(group.term)), group
 
     # --- the checks ---
 
@@ -590,11 +775,7 @@ class Occupancy:
                 if count - (value == own_value) > 0:
                     values.add(value)
         own = self._own_holdings(placed)
-        for gid, group in self._anti_groups.items():
-            if not group.counts or not group.term.selects(
-                group.namespace, pod.namespace, pod.labels, self._namespace_labels
-            ):
-                continue
+        for gid, group in self._anti_groups_selecting(pod):
             values = blocked.setdefault(group.term.topology_key, set())
             for value, count in group.counts.items():
                 if own:

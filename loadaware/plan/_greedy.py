@@ -13,13 +13,14 @@ already moved.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from loadaware.plan._budget import RoundBudget
-from loadaware.plan._placement import Placement
+from loadaware.plan._placement import Landing, Placement
 from loadaware.plan._problem import Candidate, Problem
 
 
@@ -27,6 +28,7 @@ from loadaware.plan._problem import Candidate, Problem
 class Move:
     candidate: Candidate
     target_index: int | None  # None: nodeFit is off and nothing fits; it will stay Pending
+    steer: tuple[int, ...] = ()  # nodes carrying the soft taint while it is scheduled
 
 
 @dataclass(kw_only=True, eq=False)
@@ -37,9 +39,15 @@ class Solution:
     skipped: dict[str, int] = field(default_factory=dict)
     # Must-move pods (by namespace/name) that were not moved, and why.
     unplaced: dict[str, str] = field(default_factory=dict)
+    # Hot node index -> (reason, landing node) of candidates whose replacement would
+    # land badly: what a note says when nothing else stopped the node's relief.
+    blocked: dict[int, Counter[tuple[str, str]]] = field(default_factory=dict)
 
     def count(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def block(self, source: int, reason: str, where: str | None) -> None:
+        self.blocked.setdefault(source, Counter())[(reason, where or "")] += 1
 
 
 def solve_greedy(problem: Problem, placement: Placement | None = None) -> Solution:
@@ -73,16 +81,17 @@ def place_must_moves(
         source = names[cand.node_index]
         over = budget.exceeded_by(cand.pod, source, cand.pdbs)
         why = over
-        target: int | None = None
+        found = Landing(None)
         if over is None:
-            target, why = placement.landing(cand)
+            found = placement.landing(cand)
+            why = found.reason
         if why is not None:
             solution.count(why)
             solution.unplaced[cand.pod.key] = why
             continue
         budget.charge(cand.pod, source, cand.pdbs)
-        placement.apply(cand, target)
-        solution.moves.append(Move(candidate=cand, target_index=target))
+        placement.apply(cand, found.target)
+        solution.moves.append(Move(candidate=cand, target_index=found.target, steer=found.steer))
         solution.unplaced.pop(cand.pod.key, None)
         moved.add(cand.pod.key)
     return moved
@@ -127,18 +136,44 @@ def relieve_node(
             if over in ("maxNoOfPodsToEvictTotal", "maxNoOfPodsToEvictPerNode"):
                 break
             continue
-        target, why = placement.landing(pick)
-        if why is not None:
-            solution.count(why)
-            stop_reason = f"replacements would land badly ({why})"
+        found = placement.landing(pick)
+        if found.reason is not None:
+            solution.count(found.reason)
+            where = table.names[found.where] if found.where is not None else None
+            solution.block(hot, found.reason, where)
+            stop_reason = ""
             continue
         budget.charge(pick.pod, source, pick.pdbs)
-        placement.apply(pick, target)
-        solution.moves.append(Move(candidate=pick, target_index=target))
+        placement.apply(pick, found.target)
+        solution.moves.append(Move(candidate=pick, target_index=found.target, steer=found.steer))
     if problem.is_hot(placement.usage, hot):
+        blocked = solution.blocked.get(hot)
+        if blocked and not stop_reason.startswith("budget"):
+            stop_reason = blocked_note(blocked)
         solution.notes[hot] = f"still hot: {stop_reason or 'candidates exhausted'}"
     else:
         solution.notes.pop(hot, None)
+
+
+_BLOCKED_WORDS = {
+    "bounce-back": "back on a hot, excluded or source node",
+    "target-over-threshold": "over its targets",
+    "no-fit": "nowhere (no node fits)",
+    "still-violates": "where its rule still breaks",
+}
+
+
+def blocked_note(blocked: Counter[tuple[str, str]]) -> str:
+    """Why candidates' replacements could not go, in words: reason and where, most
+    frequent first (a few landing nodes named)."""
+    total = sum(blocked.values())
+    parts = []
+    for (reason, where), count in blocked.most_common(3):
+        words = _BLOCKED_WORDS.get(reason, reason)
+        parts.append(f"{count} on {where} ({words})" if where else f"{count} {words}")
+    more = total - sum(c for _, c in blocked.most_common(3))
+    tail = f", {more} more" if more else ""
+    return f"{total} candidates' replacements would land badly: " + ", ".join(parts) + tail
 
 
 def _best_cover(

@@ -31,7 +31,7 @@ Pure: HiGHS gets a time limit of its own; nothing here reads a clock.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,6 +76,7 @@ def solve_milp(problem: Problem, placement: Placement | None = None) -> MilpOutc
     total = settings.time_limit.total_seconds()
     banned = np.zeros(len(ordered), dtype=bool)
     ban_reasons: dict[str, int] = {}
+    blocked: dict[int, Counter[tuple[str, str]]] = {}
     unplaced: dict[str, str] = {}
     lower = cover_bound(problem)
     chosen: np.ndarray | None = None
@@ -93,9 +94,12 @@ def solve_milp(problem: Problem, placement: Placement | None = None) -> MilpOutc
         failed = _failures(placement, ordered, chosen)
         if not failed:
             break
-        for i, why in failed:
+        for i, why, where in failed:
             banned[i] = True
             ban_reasons[why] = ban_reasons.get(why, 0) + 1
+            blocked.setdefault(ordered[i].node_index, Counter())[
+                (why, problem.table.names[where] if where is not None else "")
+            ] += 1
             if ordered[i].must_move:
                 unplaced[ordered[i].pod.key] = why
     if chosen is None:
@@ -105,6 +109,7 @@ def solve_milp(problem: Problem, placement: Placement | None = None) -> MilpOutc
         placement,
         [ordered[i] for i in np.flatnonzero(chosen)],
         frozenset(ordered[i].pod.key for i in np.flatnonzero(banned)),
+        blocked,
     )
     for why, count in ban_reasons.items():
         solution.skipped[why] = solution.skipped.get(why, 0) + count
@@ -313,39 +318,44 @@ def _free_requests(problem: Problem) -> np.ndarray:
 
 def _failures(
     placement: Placement, ordered: list[Candidate], chosen: np.ndarray
-) -> list[tuple[int, str]]:
-    """Chosen candidates whose replacement would not land well, replaying in order, and why."""
+) -> list[tuple[int, str, int | None]]:
+    """Chosen candidates whose replacement would not land well, replaying in order: why,
+    and on which node."""
     placement.reset()
-    failed: list[tuple[int, str]] = []
+    failed: list[tuple[int, str, int | None]] = []
     for i in np.flatnonzero(chosen):
         cand = ordered[int(i)]
-        target, why = placement.landing(cand)
-        if why is not None:
-            failed.append((int(i), why))
+        found = placement.landing(cand)
+        if found.reason is not None:
+            failed.append((int(i), found.reason, found.where))
             continue
-        placement.apply(cand, target)
+        placement.apply(cand, found.target)
     return failed
 
 
 def _replay(
-    problem: Problem, placement: Placement, chosen: list[Candidate], banned: frozenset[str]
+    problem: Problem,
+    placement: Placement,
+    chosen: list[Candidate],
+    banned: frozenset[str],
+    blocked: dict[int, Counter[tuple[str, str]]],
 ) -> Solution:
     """The chosen evictions that hold when applied in order, then a greedy completion
     on nodes still hot (HiGHS may stop within its gap with a little overload left)."""
     placement.reset()
     budget = problem.new_budget()
-    solution = Solution(usage_after=placement.usage)
+    solution = Solution(usage_after=placement.usage, blocked=blocked)
     taken: set[str] = set(banned)
     for cand in chosen:
-        target, why = placement.landing(cand)
-        if why is not None:
-            solution.count(why)
+        found = placement.landing(cand)
+        if found.reason is not None:
+            solution.count(found.reason)
             if cand.must_move:
-                solution.unplaced[cand.pod.key] = why
+                solution.unplaced[cand.pod.key] = found.reason
             continue
         budget.charge(cand.pod, problem.table.names[cand.node_index], cand.pdbs)
-        placement.apply(cand, target)
-        solution.moves.append(Move(candidate=cand, target_index=target))
+        placement.apply(cand, found.target)
+        solution.moves.append(Move(candidate=cand, target_index=found.target, steer=found.steer))
         taken.add(cand.pod.key)
     # Must-moves HiGHS left out (within its gap, or too big for the aggregate
     # headroom) are tried again in order; the reasons they fail are recorded.

@@ -20,6 +20,7 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
                 "memory": round(e.memory_bytes),
                 "reason": e.reason,
                 "workload": e.workload,
+                "steer": list(e.steer),
             }
             for e in plan.evictions
         ],
@@ -54,6 +55,11 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
             for profile, rules in plan.profiles.items()
         },
         **({"consolidation": _consolidation(plan.consolidation)} if plan.consolidation else {}),
+        **(
+            {"steeringWouldRelieve": plan.steering_would_relieve}
+            if plan.steering_would_relieve is not None
+            else {}
+        ),
     }
 
 

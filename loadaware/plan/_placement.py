@@ -17,23 +17,55 @@ where the strategy's rule holds (`Candidate.landing_check`). Failed pods
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 
-from loadaware.cluster import Taint
-from loadaware.plan._fit import Occupancy
+from loadaware.cluster import ClusterState
+from loadaware.plan import _scheduler
+from loadaware.plan._fit import IntArray, Occupancy
 from loadaware.plan._problem import AppliedMove, Candidate, Problem
-from loadaware.plan._scheduler import predict_node
 
-# The soft taint steering puts on the round's hot nodes (when enabled).
-HOTSPOT_TAINT = Taint(key="loadaware.io/hotspot", value="true", effect="PreferNoSchedule")
+# The soft taint steering puts on the few nodes that would otherwise outscore a
+# replacement's chosen landing.
+HOTSPOT_TAINT = _scheduler.STEERING_TAINT
 
 # Why a candidate's replacement may not land where it is predicted to.
 BOUNCE_BACK = "bounce-back"  # predicted back on its source or on another hot/excluded node
 TARGET_OVER_THRESHOLD = "target-over-threshold"  # the landing node would end above its targets
 NO_FIT = "no-fit"  # no node fits: the replacement would stay Pending
 STILL_VIOLATES = "still-violates"  # a must-move's replacement would break its rule again
+
+# Good landings tried, best score first, when a must-move's rule rejects one.
+_LANDINGS_TRIED = 3
+# Nodes judged first, best scores first, for a good landing (see _good_near_top).
+_SHORTLIST = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Landing:
+    """Where a replacement lands if its pod is evicted now: `target` (None: it stays
+    Pending, allowed only with nodeFit off), the nodes to carry the soft taint while
+    it is scheduled (`steer`), or the reason it must not be evicted."""
+
+    target: int | None
+    steer: tuple[int, ...] = ()
+    reason: str | None = None
+    where: int | None = None  # with a reason: the node the replacement would land badly on
+
+
+def _round_view(cluster: ClusterState) -> ClusterState:
+    """The cluster as a round will see it, nodes in the NodeTable's order (by name):
+    a killed round's soft taints are removed before anything is evicted, and
+    steering sets its own."""
+    nodes = tuple(
+        dataclasses.replace(n, taints=tuple(t for t in n.taints if t != HOTSPOT_TAINT))
+        if HOTSPOT_TAINT in n.taints
+        else n
+        for n in sorted(cluster.nodes, key=lambda n: n.name)
+    )
+    return dataclasses.replace(cluster, nodes=nodes)
 
 
 class Placement:
@@ -45,55 +77,118 @@ class Placement:
 
     def __init__(self, problem: Problem) -> None:
         self.problem = problem
-        self.occupancy = Occupancy.from_cluster(problem.cluster)
+        self.occupancy = Occupancy.from_cluster(_round_view(problem.cluster))
         self.usage = problem.table.usage.copy()
         self._applied: list[tuple[Candidate, int | None]] = []
         table = problem.table
         self._names = table.names
-        self._node_names = tuple(n.name for n in problem.cluster.nodes)
+        # Nodes kube-scheduler may choose from, as indexes of both the table and
+        # the occupancy (both in node name order).
+        self._indexes: IntArray = np.arange(len(problem.cluster.nodes), dtype=np.int64)
         self._allowed = np.zeros(len(table.names), dtype=bool)
         self._allowed[problem.target_indexes] = True
         self._node_fit = problem.policy.evictor.node_fit
-        self.extra_taints: Mapping[str, Sequence[Taint]] = (
-            {table.names[i]: (HOTSPOT_TAINT,) for i in problem.hot_indexes}
-            if problem.policy.steering.soft_taint
-            else {}
-        )
+        self._steering = problem.policy.steering.soft_taint
+        self._scale = np.where(table.allocatable > 0, table.allocatable, 1.0)
+        self._high = np.where(np.isnan(table.high), np.inf, table.high)
 
-    def landing(self, candidate: Candidate) -> tuple[int | None, str | None]:
-        """(node index, None) where the replacement would land if evicted now, or
-        (None, reason) when it must not be evicted. With nodeFit off, a replacement
-        that fits nowhere is allowed, as in the descheduler: (None, None)."""
+    def landing(self, candidate: Candidate) -> Landing:
+        """Where the replacement would land if the pod were evicted now, and the soft
+        taints that make kube-scheduler choose it.
+
+        The landing is the best-scoring good node: it fits, is not hot, excluded or
+        the source, and stays at or below its targets with the pod's usage. Without
+        steering (off, or a pod that tolerates the taint) the move is planned only
+        when every node tied for the best score is good. With steering, every other
+        node scoring at least as well gets the taint, and the move is planned only
+        if that makes the landing kube-scheduler's single best choice. With nodeFit
+        off, a replacement that fits nowhere is allowed, as in the descheduler."""
         if candidate.terminal:
-            return None, None
+            return Landing(None)
         pod = candidate.pod
-        source = self._names[candidate.node_index]
-        self.occupancy.remove(pod)
-        try:
-            landed = predict_node(
-                pod, self.occupancy, self._node_names, extra_taints=self.extra_taints
-            )
-        finally:
-            self.occupancy.add(pod, source)
-        if landed is None:
-            return (None, None) if not (self._node_fit or candidate.must_move) else (None, NO_FIT)
-        target = self.problem.table.index[landed]
-        if target == candidate.node_index or not self._allowed[target]:
-            return None, BOUNCE_BACK
-        if not self.fits_under_targets(candidate, target):
-            return None, TARGET_OVER_THRESHOLD
-        if candidate.landing_check is not None and not candidate.landing_check(
-            landed, self.applied_moves()
-        ):
-            return None, STILL_VIOLATES
-        return target, None
+        scores = _scheduler.score_replacement(pod, self.occupancy, self._indexes)
+        indexes = scores.indexes
+        if not indexes.size:
+            if self._node_fit or candidate.must_move:
+                return Landing(None, reason=NO_FIT)
+            return Landing(None)
+        totals = scores.totals
+        good = self._good_near_top(candidate, indexes, totals)
+        best = scores.best()
+        if not self._steering or scores.tolerates_steering:
+            if not good[best].all():
+                return self._bad(candidate, indexes[best[~good[best]]])
+            first = min(best.tolist(), key=lambda p: self._names[int(indexes[p])])
+            if not self._rule_holds(candidate, int(indexes[first])):
+                return Landing(None, reason=STILL_VIOLATES)
+            return Landing(int(indexes[first]))
+        if not good.any():
+            return self._bad(candidate, indexes[best])
+        unchosen = np.iinfo(np.int64).min
+        open_totals = np.where(good, totals, unchosen)
+        for _attempt in range(_LANDINGS_TRIED):
+            top = open_totals.max()
+            if top == unchosen:
+                break
+            tied = np.flatnonzero(open_totals == top).tolist()
+            position = min(tied, key=lambda p: self._names[int(indexes[p])])
+            target = int(indexes[position])
+            if not self._rule_holds(candidate, target):
+                open_totals[position] = unchosen
+                continue
+            steer = totals >= totals[position]
+            steer[position] = False
+            steered = scores.with_steering(steer)
+            rivals = np.delete(steered, position)
+            if rivals.size and rivals.max() >= steered[position]:
+                # A bad node leads by more than the taint costs it: not steerable.
+                break
+            return Landing(target, steer=tuple(int(i) for i in indexes[steer]))
+        if not good[best].all():
+            return self._bad(candidate, indexes[best[~good[best]]])
+        return Landing(None, reason=STILL_VIOLATES)
+
+    def _good_near_top(
+        self, candidate: Candidate, indexes: IntArray, totals: IntArray
+    ) -> np.ndarray:
+        """Which feasible nodes are good landings, judged only among the best-scoring
+        ones when a good landing is found there: every decision reads the nodes that
+        score at least as well as the best good one, and judging 5,000 nodes per
+        prediction cost more than scoring them."""
+        count = len(totals)
+        if count > _SHORTLIST:
+            cut = np.partition(totals, count - _SHORTLIST)[count - _SHORTLIST]
+            near = np.flatnonzero(totals >= cut)
+            good_near = self._good(candidate, indexes[near])
+            if good_near.any():
+                good = np.zeros(count, dtype=bool)
+                good[near] = good_near
+                return good
+        return self._good(candidate, indexes)
+
+    def _good(self, candidate: Candidate, indexes: IntArray) -> np.ndarray:
+        """Which of the indexed nodes are good landings for the candidate's replacement."""
+        after = (self.usage[indexes] + candidate.usage) / self._scale[indexes]
+        under = np.all(after <= self._high[indexes] + 1e-12, axis=1)
+        return self._allowed[indexes] & (indexes != candidate.node_index) & under
+
+    def _bad(self, candidate: Candidate, indexes: IntArray) -> Landing:
+        """No move: the first of these (bad) landings is where it would go, and why."""
+        index = int(indexes[0])
+        if index == candidate.node_index or not self._allowed[index]:
+            return Landing(None, reason=BOUNCE_BACK, where=index)
+        return Landing(None, reason=TARGET_OVER_THRESHOLD, where=index)
+
+    def _rule_holds(self, candidate: Candidate, target: int) -> bool:
+        if candidate.landing_check is None:
+            return True
+        return candidate.landing_check(self._names[target], self.applied_moves())
 
     def close(self, index: int) -> None:
         """Take a node out of the scheduler's choice and of the allowed targets: a node
         being emptied, which kube-scheduler is expected not to use (see _consolidate)."""
         self._allowed[index] = False
-        name = self._names[index]
-        self._node_names = tuple(n for n in self._node_names if n != name)
+        self._indexes = self._indexes[self._indexes != index]
 
     def undo_last(self) -> None:
         """Undo the most recently applied move."""
@@ -112,15 +207,6 @@ class Placement:
         return [
             (c.pod, names[c.node_index], None if t is None else names[t]) for c, t in self._applied
         ]
-
-    def fits_under_targets(self, candidate: Candidate, target: int) -> bool:
-        table = self.problem.table
-        after = (self.usage[target] + candidate.usage) / np.where(
-            table.allocatable[target] > 0, table.allocatable[target], 1.0
-        )
-        high = table.high[target]
-        judged = ~np.isnan(high)
-        return bool(np.all(after[judged] <= high[judged] + 1e-12))
 
     def apply(self, candidate: Candidate, target: int | None) -> None:
         if candidate.terminal:

@@ -3,7 +3,8 @@
 loadaware does not bind pods; it evicts them and lets kube-scheduler place the
 replacements. To say where a replacement is expected to go (`expectedNode`),
 this module filters nodes with the same rules as `Occupancy.fit_failure` and
-scores the feasible ones like the default profile does:
+scores the feasible ones as the default profile does, with the Go code's integer
+arithmetic and normalisation, so that scores equal kube-scheduler's:
 
 - NodeResourcesFit, LeastAllocated, weight 1: per resource
   (allocatable - requested) * 100 / allocatable, cpu and memory weighted 1 each,
@@ -14,35 +15,108 @@ scores the feasible ones like the default profile does:
   pod requesting nothing, as in Kubernetes 1.32 and later.
 - TaintToleration, weight 3: PreferNoSchedule taints the pod does not tolerate,
   normalised reversed across the feasible nodes (most taints 0, none 100).
+- NodeAffinity, weight 2: the weights of the pod's preferred terms a node
+  matches, normalised to the best node.
+- PodTopologySpread, weight 2: the pod's ScheduleAnyway constraints, or — for a
+  pod without constraints that a ReplicaSet, ReplicationController or
+  StatefulSet owns — the system defaults (hostname maxSkew 3, zone maxSkew 5).
+  Terminating pods are not counted, so a source whose pod is being evicted
+  looks better spread than before.
+- InterPodAffinity, weight 2: the pod's preferred (anti-)affinity terms over the
+  placed pods, and placed pods' required affinity (weight 1) and preferred terms
+  that select the pod, per topology domain, normalised min-max.
 
-Integer arithmetic follows the Go code, so scores equal kube-scheduler's. Not
-modelled: NodeAffinity and InterPodAffinity preferred terms (the deschedule
-strategies read preferred node affinity; scoring here does not),
-PodTopologySpread including its system default spreading, ImageLocality,
-volume plugins, percentageOfNodesToScore sampling on large clusters, and the
-random choice kube-scheduler makes among equal best scores — here the tie goes
-to the first node name, so that plans are deterministic.
+kube-scheduler keeps counting a terminating pod's requests on its node until the
+pod object is gone (kubernetes/kubernetes#96515), and the replacement is
+scheduled while its predecessor terminates: `predict_replacement` scores the
+replacement with the predecessor still placed.
+
+Among nodes with equal best scores kube-scheduler picks at random, so a
+prediction is the set of best-scoring nodes (`best_nodes`), not one node.
+
+Not modelled: ImageLocality, volume plugins, Service selectors in the default
+spreading (the owner's pods stand for them: same namespace, same labels), the
+Filter side of DoNotSchedule spread constraints, and percentageOfNodesToScore
+sampling on large clusters.
 
 Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import dataclasses
+import math
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
 
 import numpy as np
 
-from loadaware.cluster._types import Pod, Taint, Toleration
+from loadaware.cluster._types import LabelSelector, Pod, Taint, Toleration
 from loadaware.plan import _fit
 
 MAX_NODE_SCORE = 100
 LEAST_ALLOCATED_WEIGHT = 1
 BALANCED_ALLOCATION_WEIGHT = 1
 TAINT_TOLERATION_WEIGHT = 3
+NODE_AFFINITY_WEIGHT = 2
+POD_TOPOLOGY_SPREAD_WEIGHT = 2
+INTER_POD_AFFINITY_WEIGHT = 2
+
+# The default profile's score plugins and their weights (getDefaultPlugins).
+PLUGIN_WEIGHTS: Mapping[str, int] = MappingProxyType(
+    {
+        "NodeResourcesFit": LEAST_ALLOCATED_WEIGHT,
+        "NodeResourcesBalancedAllocation": BALANCED_ALLOCATION_WEIGHT,
+        "TaintToleration": TAINT_TOLERATION_WEIGHT,
+        "NodeAffinity": NODE_AFFINITY_WEIGHT,
+        "PodTopologySpread": POD_TOPOLOGY_SPREAD_WEIGHT,
+        "InterPodAffinity": INTER_POD_AFFINITY_WEIGHT,
+    }
+)
+
+HOSTNAME_KEY = "kubernetes.io/hostname"
+ZONE_KEY = "topology.kubernetes.io/zone"
+# PodTopologySpread's system defaults (pkg/scheduler/apis/config/v1/defaults.go).
+SYSTEM_DEFAULT_SPREAD: tuple[tuple[str, int], ...] = ((HOSTNAME_KEY, 3), (ZONE_KEY, 5))
+# Owners whose pods the system-default spreading covers (helper.DefaultSelector).
+SPREAD_OWNER_KINDS = frozenset({"ReplicaSet", "ReplicationController", "StatefulSet"})
+# A name no Kubernetes object can have: the replacement's stand-in while its
+# predecessor (same namespace and labels) still counts.
+_REPLACEMENT_SUFFIX = "~replacement"
 
 _NO_TAINTS: Mapping[str, Sequence[Taint]] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeScores:
+    """The feasible nodes of one pod and their scores, in Occupancy.nodes indexes."""
+
+    indexes: _fit.IntArray  # feasible nodes
+    totals: _fit.IntArray  # the weighted sum of every plugin
+    # Intolerable PreferNoSchedule taints per feasible node, and whether the pod
+    # tolerates loadaware's own soft taint (then steering cannot move it).
+    soft_taints: _fit.IntArray
+    tolerates_steering: bool
+    # Each scoring plugin's normalised score (0-100, before its weight) per feasible
+    # node; a plugin that skipped the pod is absent.
+    plugins: Mapping[str, _fit.IntArray] = dataclasses.field(default_factory=dict)
+
+    def best(self) -> _fit.IntArray:
+        """Positions (into `indexes`) of the nodes with the best total."""
+        if not self.indexes.size:
+            return self.indexes
+        return np.flatnonzero(self.totals == self.totals.max())
+
+    def with_steering(self, steer: _fit.BoolArray) -> _fit.IntArray:
+        """Totals when loadaware's soft taint is added to the nodes `steer` marks
+        (positions into `indexes`)."""
+        if self.tolerates_steering or not steer.any():
+            return self.totals
+        before = _normalised_taint_score(self.soft_taints)
+        after = _normalised_taint_score(self.soft_taints + steer)
+        return self.totals + TAINT_TOLERATION_WEIGHT * (after - before)
 
 
 def predict_node(
@@ -51,16 +125,90 @@ def predict_node(
     node_names: Iterable[str],
     *,
     extra_taints: Mapping[str, Sequence[Taint]] = _NO_TAINTS,
+    terminating: Collection[Pod] = (),
 ) -> str | None:
-    """The node kube-scheduler would bind the new `pod` to among `node_names`, or None
-    when none fits. `extra_taints` are added to the named nodes' taints."""
-    feasible, totals = _score(pod, occupancy, node_names, extra_taints)
-    if not feasible.size:
-        return None
-    # Names only for the best-scoring nodes: building them for every feasible node
-    # cost more than the scoring itself on large clusters.
-    all_names = occupancy.node_names
-    return min(all_names[int(feasible[p])] for p in np.flatnonzero(totals == totals.max()))
+    """One node kube-scheduler may bind the new `pod` to (the first by name among the
+    best-scoring), or None when none fits. `extra_taints` are added to the named
+    nodes' taints; `terminating` pods are placed but not counted for spreading."""
+    best = best_nodes(
+        pod, occupancy, node_names, extra_taints=extra_taints, terminating=terminating
+    )
+    return best[0] if best else None
+
+
+def best_nodes(
+    pod: Pod,
+    occupancy: _fit.Occupancy,
+    node_names: Iterable[str],
+    *,
+    extra_taints: Mapping[str, Sequence[Taint]] = _NO_TAINTS,
+    terminating: Collection[Pod] = (),
+) -> tuple[str, ...]:
+    """Every node with the best score for the new `pod`, sorted by name: kube-scheduler
+    picks one of them at random. Empty when none fits."""
+    scores = score_pod(
+        pod,
+        occupancy,
+        occupancy.node_indexes(node_names),
+        extra_taints=extra_taints,
+        terminating=terminating,
+    )
+    names = occupancy.node_names
+    return tuple(sorted(names[int(scores.indexes[p])] for p in scores.best()))
+
+
+def predict_replacement(
+    pod: Pod,
+    occupancy: _fit.Occupancy,
+    node_names: Iterable[str],
+    *,
+    extra_taints: Mapping[str, Sequence[Taint]] = _NO_TAINTS,
+) -> tuple[str, ...]:
+    """The best-scoring nodes for the replacement of the placed `pod` (see
+    score_replacement), sorted by name; empty when none fits."""
+    scores = score_replacement(
+        pod, occupancy, occupancy.node_indexes(node_names), extra_taints=extra_taints
+    )
+    names = occupancy.node_names
+    return tuple(sorted(names[int(scores.indexes[p])] for p in scores.best()))
+
+
+def score_replacement(
+    pod: Pod,
+    occupancy: _fit.Occupancy,
+    indexes: _fit.IntArray,
+    *,
+    extra_taints: Mapping[str, Sequence[Taint]] = _NO_TAINTS,
+) -> NodeScores:
+    """Scores for the replacement of the placed `pod` once it is evicted.
+
+    A ReplicaSet's replacement is created while `pod` terminates: `pod`'s requests,
+    ports and anti-affinity still count where it is, its spreading does not. A
+    StatefulSet recreates the pod under the same name only once it is gone, so
+    then `pod` counts nowhere."""
+    if not recreated_after_deletion(pod):
+        return score_pod(
+            replacement_of(pod), occupancy, indexes, extra_taints=extra_taints, terminating=(pod,)
+        )
+    node = occupancy.placed_index(pod)
+    if node is None:
+        return score_pod(pod, occupancy, indexes, extra_taints=extra_taints)
+    occupancy.remove(pod)
+    try:
+        return score_pod(pod, occupancy, indexes, extra_taints=extra_taints)
+    finally:
+        occupancy.add(pod, occupancy.node_names[node])
+
+
+def recreated_after_deletion(pod: Pod) -> bool:
+    """Whether the pod's controller creates its replacement only once it is gone."""
+    return pod.owner is not None and pod.owner.kind == "StatefulSet"
+
+
+def replacement_of(pod: Pod) -> Pod:
+    """The pod its controller creates when `pod` is evicted: same spec and labels, a
+    name of its own (so the predecessor is another pod to the model)."""
+    return dataclasses.replace(pod, name=pod.name + _REPLACEMENT_SUFFIX, uid="", node_name=None)
 
 
 def score_nodes(
@@ -69,27 +217,40 @@ def score_nodes(
     node_names: Iterable[str],
     *,
     extra_taints: Mapping[str, Sequence[Taint]] = _NO_TAINTS,
+    terminating: Collection[Pod] = (),
 ) -> list[tuple[str, float]]:
     """Feasible nodes with their total score, best first (ties by node name)."""
-    feasible, totals = _score(pod, occupancy, node_names, extra_taints)
+    scores = score_pod(
+        pod,
+        occupancy,
+        occupancy.node_indexes(node_names),
+        extra_taints=extra_taints,
+        terminating=terminating,
+    )
     all_names = occupancy.node_names
-    names = [all_names[i] for i in feasible.tolist()]
+    names = [all_names[i] for i in scores.indexes.tolist()]
     return sorted(
-        ((name, float(total)) for name, total in zip(names, totals.tolist(), strict=True)),
+        ((name, float(total)) for name, total in zip(names, scores.totals.tolist(), strict=True)),
         key=lambda item: (-item[1], item[0]),
     )
 
 
-def _score(
+def score_pod(
     pod: Pod,
     occupancy: _fit.Occupancy,
-    node_names: Iterable[str],
-    extra_taints: Mapping[str, Sequence[Taint]],
-) -> tuple[list[str], _fit.IntArray]:
-    indexes = occupancy.node_indexes(node_names)
+    indexes: _fit.IntArray,
+    *,
+    extra_taints: Mapping[str, Sequence[Taint]] = _NO_TAINTS,
+    terminating: Collection[Pod] = (),
+) -> NodeScores:
+    """Filter the indexed nodes for `pod` and score the feasible ones."""
     feasible = indexes[occupancy.fit_mask(pod, indexes, extra_taints=extra_taints)]
+    tolerates = _fit.tolerates(pod.tolerations, STEERING_TAINT)
     if not feasible.size:
-        return feasible, np.zeros(0, dtype=np.int64)
+        empty = np.zeros(0, dtype=np.int64)
+        return NodeScores(
+            indexes=feasible, totals=empty, soft_taints=empty, tolerates_steering=tolerates
+        )
     resources = occupancy.resources()
     alloc_cpu = resources.allocatable_cpu_millicores[feasible]
     alloc_mem = resources.allocatable_memory_bytes[feasible]
@@ -109,13 +270,35 @@ def _score(
         # Kubernetes skips this plugin for best-effort pods: with nothing requested
         # every node looks equally balanced and they would pile onto one node.
         balanced = np.zeros(feasible.size, dtype=np.int64)
-    taints = _taint_toleration(pod, occupancy, feasible, extra_taints)
-    totals = (
-        LEAST_ALLOCATED_WEIGHT * least
-        + BALANCED_ALLOCATION_WEIGHT * balanced
-        + TAINT_TOLERATION_WEIGHT * taints
+    soft_taints = _soft_taint_counts(pod, occupancy, feasible, extra_taints)
+    plugins: dict[str, _fit.IntArray] = {
+        "NodeResourcesFit": least,
+        "TaintToleration": _normalised_taint_score(soft_taints),
+    }
+    if pod.cpu_request_millicores or pod.memory_request_bytes:
+        plugins["NodeResourcesBalancedAllocation"] = balanced
+    if pod.preferred_node_affinity:
+        plugins["NodeAffinity"] = _node_affinity(pod, occupancy, feasible)
+    spread = _topology_spread(pod, occupancy, feasible, terminating)
+    if spread is not None:
+        plugins["PodTopologySpread"] = spread
+    affinity = _inter_pod_affinity(pod, occupancy, feasible)
+    if affinity is not None:
+        plugins["InterPodAffinity"] = affinity
+    totals = np.zeros(len(feasible), dtype=np.int64)
+    for name, score in plugins.items():
+        totals += PLUGIN_WEIGHTS[name] * score
+    return NodeScores(
+        indexes=feasible,
+        totals=totals,
+        soft_taints=soft_taints,
+        tolerates_steering=tolerates,
+        plugins=plugins,
     )
-    return feasible, totals
+
+
+# loadaware's steering taint, the one the evictor puts on nodes (see _placement).
+STEERING_TAINT = Taint(key="loadaware.io/hotspot", value="true", effect="PreferNoSchedule")
 
 
 def _least_allocated(
@@ -147,7 +330,7 @@ def _balanced_allocation(
     return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
 
 
-def _taint_toleration(
+def _soft_taint_counts(
     pod: Pod,
     occupancy: _fit.Occupancy,
     feasible: _fit.IntArray,
@@ -164,9 +347,14 @@ def _taint_toleration(
         node = nodes[int(feasible[position])]
         extra = extra_taints.get(node.name, ()) if extra_taints else ()
         counts[position] = _intolerable_soft_taints(pod.tolerations, (*node.taints, *extra))
-    most = int(counts.max())
+    return counts
+
+
+def _normalised_taint_score(counts: _fit.IntArray) -> _fit.IntArray:
+    """helper.DefaultNormalizeScore(100, reverse=true)."""
+    most = int(counts.max(initial=0))
     if most == 0:
-        return np.full(len(feasible), MAX_NODE_SCORE, dtype=np.int64)
+        return np.full(len(counts), MAX_NODE_SCORE, dtype=np.int64)
     return MAX_NODE_SCORE - MAX_NODE_SCORE * counts // most
 
 
@@ -177,3 +365,166 @@ def _intolerable_soft_taints(tolerations: tuple[Toleration, ...], taints: tuple[
         for taint in taints
         if taint.effect == "PreferNoSchedule" and not _fit.tolerates(tolerations, taint)
     )
+
+
+def _node_affinity(pod: Pod, occupancy: _fit.Occupancy, feasible: _fit.IntArray) -> _fit.IntArray:
+    """NodeAffinity: the summed weights of matching preferred terms, normalised to the
+    best node (helper.DefaultNormalizeScore(100, reverse=false))."""
+    nodes = occupancy.nodes
+    raw = np.fromiter(
+        (
+            sum(
+                t.weight
+                for t in pod.preferred_node_affinity
+                if t.weight and t.preference.matches(nodes[i])
+            )
+            for i in feasible.tolist()
+        ),
+        dtype=np.int64,
+        count=len(feasible),
+    )
+    most = int(raw.max(initial=0))
+    if most == 0:
+        return raw
+    return MAX_NODE_SCORE * raw // most
+
+
+def spread_constraints(pod: Pod) -> tuple[tuple[str, int, LabelSelector], ...] | None:
+    """The constraints PodTopologySpread scores `pod` by: (topology key, maxSkew,
+    selector); None when the plugin skips the pod. The system defaults select the
+    pod's siblings by its labels, standing in for its owner's selector."""
+    if pod.topology_spread_constraints:
+        # A constraint without a selector counts no pod but still scores its key.
+        return (
+            tuple(
+                (c.topology_key, c.max_skew, c.label_selector or _SELECTS_NOTHING)
+                for c in pod.topology_spread_constraints
+                if c.when_unsatisfiable == "ScheduleAnyway"
+            )
+            or None
+        )
+    if pod.owner is None or pod.owner.kind not in SPREAD_OWNER_KINDS or not pod.labels:
+        return None
+    selector = _sibling_selector(pod.labels)
+    return tuple((key, skew, selector) for key, skew in SYSTEM_DEFAULT_SPREAD)
+
+
+# Stands for a nil labelSelector (labels.Nothing()): a label no pod can carry.
+_SELECTS_NOTHING = LabelSelector(match_labels={"loadaware.io/selects-nothing~": "~"})
+
+
+@lru_cache(maxsize=4096)
+def _sibling_selector_cached(labels: tuple[tuple[str, str], ...]) -> LabelSelector:
+    return LabelSelector(match_labels=dict(labels))
+
+
+def _sibling_selector(labels: Mapping[str, str]) -> LabelSelector:
+    return _sibling_selector_cached(tuple(sorted(labels.items())))
+
+
+def _topology_spread(
+    pod: Pod,
+    occupancy: _fit.Occupancy,
+    feasible: _fit.IntArray,
+    terminating: Collection[Pod],
+) -> _fit.IntArray | None:
+    """PodTopologySpread's Score and NormalizeScore over the feasible nodes."""
+    constraints = spread_constraints(pod)
+    if not constraints:
+        return None
+    # With constraints of its own a pod ignores nodes lacking any topology key;
+    # with the system defaults every node takes part.
+    require_all = bool(pod.topology_spread_constraints)
+    ignored = np.zeros(len(feasible), dtype=np.bool_)
+    codes_of = [occupancy.domain_codes(key)[0] for key, _skew, _sel in constraints]
+
+    def code_of(key: str) -> Mapping[str, int]:
+        return occupancy.domain_codes(key)[1]
+
+    if require_all:
+        for codes in codes_of:
+            ignored |= codes[feasible] < 0
+    considered = feasible[~ignored]
+    include = occupancy.affinity_mask(pod)
+    raw = np.zeros(len(feasible), dtype=np.float64)
+    for (key, max_skew, selector), codes in zip(constraints, codes_of, strict=True):
+        counts = occupancy.spread_counts(pod.namespace, selector)
+        gone = [
+            i
+            for t in terminating
+            # Placed pods marked for deletion are left out of the counts already.
+            if t.deletion_timestamp is None
+            and t.namespace == pod.namespace
+            and selector.matches(t.labels)
+            and (i := occupancy.placed_index(t)) is not None
+        ]
+        if gone:
+            counts = counts.copy()
+            np.subtract.at(counts, gone, 1)
+        has_key = codes[feasible] >= 0
+        if key == HOSTNAME_KEY:
+            size = len(considered)
+            per_node = counts[feasible]
+        else:
+            # Domains of the considered nodes; a node without the key forms the
+            # empty-valued domain, as the Go code's map lookup does. Codes shift by
+            # one so that "no such label" (-1) is a bin too.
+            shifted = codes + 1
+            present = np.bincount(shifted[considered], minlength=len(code_of(key)) + 1) > 0
+            size = int(present.sum())
+            member = present[shifted] & include
+            totals = np.bincount(shifted[member], weights=counts[member], minlength=len(present))
+            per_node = totals[shifted[feasible]]
+        weight = math.log(size + 2)
+        raw += np.where(has_key, per_node * weight + (max_skew - 1), 0.0)
+    # math.Round: halves away from zero (the values are not negative).
+    scores = np.floor(raw + 0.5).astype(np.int64)
+    valid = scores[~ignored]
+    if not valid.size:
+        return np.zeros(len(feasible), dtype=np.int64)
+    low, high = int(valid.min()), int(valid.max())
+    if high == 0:
+        normalised = np.full(len(feasible), MAX_NODE_SCORE, dtype=np.int64)
+    else:
+        normalised = MAX_NODE_SCORE * (high + low - scores) // high
+    return np.where(ignored, 0, normalised)
+
+
+def _inter_pod_affinity(
+    pod: Pod, occupancy: _fit.Occupancy, feasible: _fit.IntArray
+) -> _fit.IntArray | None:
+    """InterPodAffinity's Score and NormalizeScore; None when PreScore would skip."""
+    # topology key -> domain value -> score
+    topology: dict[str, dict[str, int]] = {}
+
+    def credit(key: str, counts: Mapping[str, int], weight: int) -> None:
+        if not counts:
+            return
+        values = topology.setdefault(key, {})
+        for value, count in counts.items():
+            values[value] = values.get(value, 0) + weight * count
+
+    for weighted in pod.preferred_pod_affinity:
+        term = weighted.term
+        credit(term.topology_key, occupancy.domain_counts(pod.namespace, term), weighted.weight)
+    for weighted in pod.preferred_pod_anti_affinity:
+        term = weighted.term
+        credit(term.topology_key, occupancy.domain_counts(pod.namespace, term), -weighted.weight)
+    for group in occupancy.score_groups_selecting(pod):
+        credit(group.term.topology_key, group.counts, group.weight)
+    if not topology:
+        return None
+    raw = np.zeros(len(feasible), dtype=np.int64)
+    for key, values in topology.items():
+        codes, code_of = occupancy.domain_codes(key)
+        by_code = np.zeros(len(code_of) + 1, dtype=np.int64)
+        for value, score in values.items():
+            code = code_of.get(value)
+            if code is not None:
+                by_code[code + 1] += score
+        raw += by_code[codes[feasible] + 1]
+    low, high = int(raw.min()), int(raw.max())
+    if high == low:
+        return np.zeros(len(feasible), dtype=np.int64)
+    # float64(MaxNodeScore) * (score - min) / (max - min), truncated as int64().
+    return (MAX_NODE_SCORE * ((raw - low) / (high - low))).astype(np.int64)

@@ -22,6 +22,9 @@ class Eviction:
     reason: str = "hotspot"
     uid: str = ""
     workload: str | None = None  # Kind/namespace/name of the top owner
+    # Nodes that carry the soft taint (HOTSPOT_TAINT) when this eviction is sent;
+    # expected_node is predicted under them.
+    steer: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,3 +77,5 @@ class Plan:
     # Profile name -> rule (an eviction reason: "hotspot" or a strategy's name) -> counts.
     profiles: Mapping[str, Mapping[str, StrategyCount]] = field(default_factory=dict)
     consolidation: ConsolidationReport | None = None  # None: consolidation is off
+    # With steering.softTaint off: how many more hot nodes steering would relieve.
+    steering_would_relieve: int | None = None

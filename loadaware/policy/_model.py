@@ -418,9 +418,11 @@ class OptimizerSettings(_Model):
 class SteeringSettings(_Model):
     """Where replacements are expected to land."""
 
-    # Put loadaware.io/hotspot=true:PreferNoSchedule on hot nodes during a round so
-    # kube-scheduler prefers other nodes; the planner's placement model counts it.
-    soft_taint: bool = False
+    # Steer each replacement to its planned landing: while an eviction is sent,
+    # loadaware.io/hotspot=true:PreferNoSchedule sits on the few nodes that would
+    # otherwise outscore that landing (plan JSON `steer`). Off: only moves whose
+    # natural landing is good are planned.
+    soft_taint: bool = True
 
 
 NodeAffinityType = Literal[

@@ -104,10 +104,14 @@ def test_stale_target_is_excluded_under_exclude_mode() -> None:
 def test_replacement_predicted_on_an_excluded_node_is_not_evicted() -> None:
     cluster, usage = _hot_cluster([("web-a", 1.0)], extra_nodes=[make_node("cool")])
     usage.nodes["cold"] = sample(0.4, GiB, age_seconds=900)
-    # kube-scheduler would pick "cold" (tie by requests, first by name): unknown load.
-    plan = build_plan(cluster, usage, _policy(metrics={"onStaleNode": "Exclude"}), NOW)
+    # kube-scheduler would pick "cold" or "cool" (equal scores): "cold" has unknown load.
+    policy = _policy(metrics={"onStaleNode": "Exclude"}, steering={"softTaint": False})
+    plan = build_plan(cluster, usage, policy, NOW)
     assert plan.evictions == ()
     assert plan.skipped["bounce-back"] == 1
+    # Steering breaks the tie: the excluded node carries the taint, "cool" wins.
+    steered = build_plan(cluster, usage, _policy(metrics={"onStaleNode": "Exclude"}), NOW)
+    assert [(e.expected_node, e.steer) for e in steered.evictions] == [("cool", ("cold",))]
 
 
 def test_refused_on_implausible_metrics() -> None:
@@ -187,7 +191,8 @@ def test_bounce_back_to_the_source_is_not_planned() -> None:
         {"hot": sample(3.6, 4 * GiB), "cold": sample(0.4, 4 * GiB)},
         {"default/web-a": sample(0.9, 0.25 * GiB), "default/db-1": sample(0.1, GiB)},
     )
-    plan = build_plan(make_cluster(nodes, pods), usage, _policy(), NOW)
+    unsteered = _policy(steering={"softTaint": False})
+    plan = build_plan(make_cluster(nodes, pods), usage, unsteered, NOW)
     assert plan.evictions == ()
     assert plan.skipped["bounce-back"] == 1
 
@@ -200,7 +205,10 @@ def test_soft_taint_steering_prevents_the_bounce_back() -> None:
         {"default/web-a": sample(0.9, 0.25 * GiB), "default/db-1": sample(0.1, GiB)},
     )
     plan = build_plan(make_cluster(nodes, pods), usage, _policy(steering={"softTaint": True}), NOW)
-    assert [(e.pod, e.expected_node) for e in plan.evictions] == [("default/web-a", "cold")]
+    # Only the source outscores the landing: it alone carries the taint.
+    assert [(e.pod, e.expected_node, e.steer) for e in plan.evictions] == [
+        ("default/web-a", "cold", ("hot",))
+    ]
 
 
 def test_node_fit_rules_steer_the_target() -> None:
@@ -295,6 +303,7 @@ def test_plan_json_shape() -> None:
         "memory": 268435456,
         "reason": "hotspot",
         "workload": "Deployment/default/web",
+        "steer": [],
     }
     assert {n["name"]: n["class"] for n in body["nodes"]} == {"cold": "cold", "hot": "hot"}
     assert set(body["solver"]) == {"method", "seconds", "objective", "lowerBound"}

@@ -20,6 +20,9 @@ from loadaware.plan._scheduler import predict_node, score_nodes
 from tests.lib.builders import GiB, MiB, make_cluster, make_node, make_pod
 
 SOFT = Taint(key="loadaware.io/hotspot", effect="PreferNoSchedule")
+# PodTopologySpread with the system defaults (the builders' pods have a ReplicaSet
+# owner) when no sibling runs anywhere: every node normalises to 100, weight 2.
+SPREAD_NO_SIBLINGS = 2 * 100
 
 
 def occupancy(nodes: Iterable[Node], pods: Iterable[Pod] = ()) -> Occupancy:
@@ -54,8 +57,8 @@ def test_balanced_allocation_breaks_a_least_allocated_tie() -> None:
     pod = replacement(cpu_millicores=100, memory_bytes=100 * MiB)
     occ = occupancy(nodes, pods)
     assert score_nodes(pod, occ, ["a-lopsided", "b-even"]) == [
-        ("b-even", 50 + 100 + 300),
-        ("a-lopsided", 50 + 75 + 300),
+        ("b-even", 50 + 100 + 300 + SPREAD_NO_SIBLINGS),
+        ("a-lopsided", 50 + 75 + 300 + SPREAD_NO_SIBLINGS),
     ]
     assert predict_node(pod, occ, ["a-lopsided", "b-even"]) == "b-even"
 
@@ -64,14 +67,14 @@ def test_scores_follow_the_go_integer_formulas() -> None:
     occ = occupancy([make_node("n1", cpu_millicores=4000, memory_bytes=16 * GiB)])
     pod = replacement(cpu_millicores=1000, memory_bytes=4 * GiB)
     # LeastAllocated (75 + 75) / 2, BalancedAllocation 100, TaintToleration 3 * 100.
-    assert score_nodes(pod, occ, ["n1"]) == [("n1", 75 + 100 + 300)]
+    assert score_nodes(pod, occ, ["n1"]) == [("n1", 75 + 100 + 300 + SPREAD_NO_SIBLINGS)]
 
 
 def test_best_effort_pod_counts_nonzero_defaults_and_skips_balanced_allocation() -> None:
     occ = occupancy([make_node("n1", cpu_millicores=1000, memory_bytes=1000 * MiB)])
     pod = replacement(cpu_millicores=0, memory_bytes=0)
     # 100m of 1000m leaves 90; 200MiB of 1000MiB leaves 80; (90 + 80) / 2 = 85.
-    assert score_nodes(pod, occ, ["n1"]) == [("n1", 85 + 0 + 300)]
+    assert score_nodes(pod, occ, ["n1"]) == [("n1", 85 + 0 + 300 + SPREAD_NO_SIBLINGS)]
 
 
 def test_existing_pods_without_requests_count_at_the_defaults() -> None:

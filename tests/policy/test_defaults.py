@@ -41,7 +41,7 @@ def test_empty_policy_has_design_defaults() -> None:
     )
     assert p.optimizer.method == "milp"
     assert p.optimizer.time_limit == datetime.timedelta(seconds=10)
-    assert p.steering.soft_taint is False
+    assert p.steering.soft_taint is True
     assert p.dry_run is False
     assert p.schedules == []
     assert p.serve.listen == "0.0.0.0:8080"
