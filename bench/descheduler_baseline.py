@@ -58,11 +58,13 @@ Where it departs from the descheduler, on purpose:
 
 Expected node: the descheduler does not choose one; kube-scheduler places the
 replacement. `expected_node` is where loadaware's model of the default
-kube-scheduler profile (`loadaware.plan.predict_node`) places it, applying the
-evictions in order, or None when no node fits. It is a prediction for
-measuring bounce-back (a replacement landing on a hot node or back on its
-source), not a target the baseline chose, so target rules do not apply to it.
-`NodeReport.after` moves each pod's usage to that predicted node.
+kube-scheduler profile places it (`loadaware.plan.predict_replacement`: scored
+while the evicted pod terminates, its requests still counted; the first by name
+of the nodes tied for the best score), applying the evictions in order, or None
+when no node fits. It is a prediction for measuring bounce-back (a replacement
+landing on a hot node or back on its source), not a target the baseline chose,
+so target rules do not apply to it. The descheduler sets no taints: `steer` is
+empty. `NodeReport.after` moves each pod's usage to that predicted node.
 
 The Plan says so: reason "descheduler-order: ...", every eviction's reason is
 "descheduler-order", and `solver.method` is "greedy" with no lower bound.
@@ -343,10 +345,11 @@ class _Round:
         self.available -= moved
         self.after[i] -= moved[:2]
 
-        # The replacement is a new, unbound pod: kube-scheduler sees the cluster
-        # without the evicted one and with every earlier replacement placed.
+        # The replacement is scheduled while the evicted pod terminates, with every
+        # earlier replacement placed.
+        ties = plan.predict_replacement(pod, self.landing, self.landing_names)
+        expected = ties[0] if ties else None
         self.landing.remove(pod)
-        expected = plan.predict_node(pod, self.landing, self.landing_names)
         if expected is not None:
             self.landing.add(pod, expected)
             self.after[self.table.index[expected]] += moved[:2]

@@ -1,6 +1,7 @@
 """Write a generated cluster as the two files `loadaware plan --cluster --metrics` reads.
 
     python -m bench.generate --nodes 1000 --seed 1 --capacity tight --out DIR
+    python -m bench.generate --nodes 1000 --family usage-independent --out DIR
     python -m bench.generate --scenario peak-hour --out DIR
 
 writes DIR/cluster.json (a kind: List of raw objects) and DIR/metrics.json. The
@@ -40,6 +41,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--capacity", choices=("loose", "tight"), default="loose")
     parser.add_argument("--hot-fraction", type=float, default=0.1)
+    parser.add_argument(
+        "--family",
+        choices=_scenarios.FAMILIES,
+        default="proportional",
+        help="how usage relates to requests (default proportional)",
+    )
     parser.add_argument("--now", type=_timestamp, help="RFC 3339 time the metrics are collected at")
     parser.add_argument("--out", type=pathlib.Path, required=True, help="directory to write into")
     parser.add_argument(
@@ -63,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 seed=args.seed,
                 capacity=args.capacity,
                 hot_fraction=args.hot_fraction,
+                family=args.family,
                 now=now,
             )
         except ValueError as exc:

@@ -3,9 +3,12 @@
     python -m bench                      # 100, 1,000 and 5,000 nodes, loose and tight
     python -m bench --quick              # 100 and 1,000 nodes
     python -m bench --sizes 20,200 --capacity tight --solvers milp,descheduler-order
+    python -m bench --sizes 1000 --families usage-independent
 
-For every size and capacity it generates a cluster (`loadaware.sim.generate_cluster`,
-about 30 pods per node), converts it in memory, and plans it with each solver:
+For every size, capacity and family it generates a cluster
+(`loadaware.sim.generate_cluster`, about 30 pods per node; the "proportional"
+family's usage follows requests, the "usage-independent" family's does not),
+converts it in memory, and plans it with each solver:
 loadaware with `optimizer.method: milp`, loadaware with `greedy`, and the
 descheduler-order baseline (`bench.descheduler_baseline`). Each plan runs in a
 process of its own, which reads the instance back from a pickle, resets its RSS
@@ -15,9 +18,12 @@ planner call, measured by the harness, not what the plan says.
 
 Everything else in a row is recomputed by the harness from the inputs and the
 plan's evictions (`bench.measure`, `bench.checks`): the replacements are placed
-in order by loadaware's kube-scheduler model, and hot nodes, residual overload,
-peak utilisation of the landing nodes and bounce-backs are read off the result;
-an independent checker counts broken rules. Loading is measured apart: once per
+in order by loadaware's kube-scheduler model, each under the soft taints its
+eviction's `steer` names, landing on a random one of the nodes tied for the
+best score unless the plan's expected node is among them; hot nodes, residual
+overload, peak utilisation of the landing nodes, bounce-backs, how many
+landings the plan predicted without a tie and how many tied with a bad node are
+read off the result; an independent checker counts broken rules. Loading is measured apart: once per
 size, the cluster is written as a `kubectl get -o json` file and read back with
 `load_cluster_file` (the planner's time does not include it).
 
@@ -53,6 +59,7 @@ import scipy
 from bench import checks, descheduler_baseline, measure
 from loadaware import cluster, metrics, plan, policy
 from loadaware.sim import Scenario, generate_cluster
+from loadaware.sim._scenarios import FAMILIES
 
 # Fixed, so that a run is reproducible: the metrics are stamped relative to it.
 NOW: Final = datetime.datetime(2026, 11, 29, 8, 0, 0, tzinfo=datetime.UTC)
@@ -68,10 +75,12 @@ RESULTS_DIR: Final = pathlib.Path(__file__).resolve().parent / "results"
 COLUMNS: Final = (
     "size",
     "capacity",
+    "family",
     "solver",
     "evictions",
     "hot nodes before",
     "hot nodes left",
+    "nodes tainted",
     "residual overload",
     "peak target util",
     "lower bound",
@@ -80,33 +89,44 @@ COLUMNS: Final = (
     "peak MiB",
     "bounce-backs",
     "pending",
-    "as planned",
+    "as planned %",
+    "bad ties",
     "violations",
-    "evictions vs base",
-    "time vs base",
+    "evictions vs descheduler order",
+    "time vs descheduler order",
 )
 LEGEND: Final = """\
+- family: how the instance's usage relates to its requests (loadaware.sim.generate_cluster):
+  proportional, or usage-independent (warm nodes that request little, idle nodes that
+  request much).
 - solver: the method the plan reports; "(asked milp)" when the policy asked for another.
 - hot nodes left, residual overload (sum over nodes and resources of utilisation above
   targetThresholds), peak target util (highest resource utilisation of a node that
   received a replacement): after the harness places every replacement, in order, with
-  loadaware's kube-scheduler model.
+  loadaware's kube-scheduler model, under the soft taints of the eviction's steer set,
+  its predecessor's requests still counted; among tied best nodes the plan's expected
+  node if it is one, else a seeded-random one.
+- nodes tainted: size of the union of the evictions' steer sets (none for the baseline).
 - lower bound: the plan's solver.lowerBound; gap %: (solver.objective - lowerBound) /
   lowerBound, the objective being the evictions when the plan reports none.
 - solve s: wall time around the planner call; peak MiB: rise of the planning process's
   peak RSS during the call.
 - bounce-backs: replacements landing back on their source or on a node above its
-  targetThresholds; pending: replacements no node can take; as planned: replacements
-  landing on the plan's expected node.
+  targetThresholds; pending: replacements no node can take; as planned %: replacements
+  landing on the plan's expected node with no other node tied for the best score; bad
+  ties: replacements whose tie of best nodes holds another node and one of them is the
+  source, out of the round, or would end above its targetThresholds.
 - violations: rules broken per bench/checks.py (target rules only for loadaware's plans:
   the baseline names no target).
-- evictions vs base, time vs base: ratio to the descheduler-order row of the same instance."""
+- evictions (time) vs descheduler order: ratio to the descheduler-order row of the same
+  size, capacity and family."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Options:
     sizes: tuple[int, ...] = DEFAULT_SIZES
     capacities: tuple[str, ...] = CAPACITIES
+    families: tuple[str, ...] = FAMILIES
     seed: int = 1
     pods_per_node: int = 30
     solvers: tuple[str, ...] = SOLVERS
@@ -257,10 +277,14 @@ def _prepare_solve(solver: str, source: pathlib.Path | Instance) -> Callable[[],
 
 
 def _prepare_write(
-    size: int, capacity: str, options: Options, files: tuple[pathlib.Path, pathlib.Path]
+    size: int,
+    capacity: str,
+    family: str,
+    options: Options,
+    files: tuple[pathlib.Path, pathlib.Path],
 ) -> Callable[[], dict[str, Any]]:
     """Generate the instance; the timed part writes it as a cluster and a metrics file."""
-    scenario, _ = _build_instance(size, capacity, options)
+    scenario, _ = _build_instance(size, capacity, family, options)
 
     def write() -> dict[str, Any]:
         for path, body in zip(files, (scenario.cluster_document(), scenario.metrics), strict=True):
@@ -314,20 +338,27 @@ def _row(
     *,
     size: int,
     capacity: str,
+    family: str,
     solver: str,
     run: Isolated,
     state: cluster.ClusterState,
     usage: metrics.Usage,
     settings: policy.LoadAwarePolicy,
     view: checks.ClusterView,
+    seed: int,
 ) -> dict[str, Any]:
-    row: dict[str, Any] = {"size": size, "capacity": capacity, "requested": solver}
+    row: dict[str, Any] = {
+        "size": size,
+        "capacity": capacity,
+        "family": family,
+        "requested": solver,
+    }
     if run.error is not None:
         return {**row, "solver": solver, "error": run.error, "seconds": run.seconds}
     report: plan.Plan = run.value
     reported = BASELINE if solver == BASELINE else report.solver.method
     label = reported if solver in (reported, BASELINE) else f"{reported} (asked {solver})"
-    outcome = measure.replay_plan(report.evictions, state, usage, view)
+    outcome = measure.replay_plan(report.evictions, state, usage, view, seed=seed)
     problems = checks.check_plan(
         report, state, usage, settings, NOW, check_targets=solver != BASELINE
     )
@@ -351,7 +382,7 @@ def _row(
 
 
 def _build_instance(
-    size: int, capacity: str, options: Options
+    size: int, capacity: str, family: str, options: Options
 ) -> tuple[Scenario, dict[str, float]]:
     started = time.perf_counter()
     scenario = generate_cluster(
@@ -359,13 +390,14 @@ def _build_instance(
         pods_per_node=options.pods_per_node,
         seed=options.seed,
         capacity=capacity,  # type: ignore[arg-type]
+        family=family,  # type: ignore[arg-type]
         now=NOW,
     )
     return scenario, {"generate_seconds": time.perf_counter() - started}
 
 
 def _measure_loading(
-    size: int, capacity: str, workdir: pathlib.Path, options: Options
+    size: int, capacity: str, family: str, workdir: pathlib.Path, options: Options
 ) -> dict[str, Any]:
     """Time load_cluster_file (and load_metrics_file) on the instance written as files.
 
@@ -376,11 +408,11 @@ def _measure_loading(
     reused at normal speed.
     """
     files = (workdir / f"cluster-{size}.json", workdir / f"metrics-{size}.json")
-    entry: dict[str, Any] = {"size": size, "capacity": capacity}
+    entry: dict[str, Any] = {"size": size, "capacity": capacity, "family": family}
     try:
         written = run_isolated(
             _prepare_write,
-            (size, capacity, options, files),
+            (size, capacity, family, options, files),
             isolate=options.isolate,
             timeout_seconds=options.timeout_seconds,
         )
@@ -402,13 +434,14 @@ def _measure_loading(
 def _run_instance(
     size: int,
     capacity: str,
+    family: str,
     settings: policy.LoadAwarePolicy,
     workdir: pathlib.Path,
     options: Options,
     results: Results,
 ) -> None:
-    tag = f"[{size} nodes, {capacity}]"
-    scenario, timings = _build_instance(size, capacity, options)
+    tag = f"[{size} nodes, {capacity}, {family}]"
+    scenario, timings = _build_instance(size, capacity, family, options)
     started = time.perf_counter()
     state = cluster.cluster_state_from_objects(scenario.objects)
     converted = time.perf_counter()
@@ -429,7 +462,7 @@ def _run_instance(
     if options.isolate:
         # Each planner process reads the instance back: unpickling leaves a compact
         # heap, so what the planner allocates shows in its peak RSS.
-        source = workdir / f"instance-{size}-{capacity}.pickle"
+        source = workdir / f"instance-{size}-{capacity}-{family}.pickle"
         with source.open("wb") as out:
             pickle.dump((state, usage, settings), out, protocol=pickle.HIGHEST_PROTOCOL)
     view = checks.ClusterView.build(state, usage, settings, NOW)
@@ -438,6 +471,7 @@ def _run_instance(
         {
             "size": size,
             "capacity": capacity,
+            "family": family,
             "seed": options.seed,
             "nodes": len(state.nodes),
             "pods": len(state.pods),
@@ -457,12 +491,14 @@ def _run_instance(
         row = _row(
             size=size,
             capacity=capacity,
+            family=family,
             solver=solver,
             run=run,
             state=state,
             usage=usage,
             settings=settings,
             view=view,
+            seed=options.seed,
         )
         results.rows.append(row)
         if row.get("error"):
@@ -470,7 +506,8 @@ def _run_instance(
         else:
             _progress(
                 f"{tag} {row['solver']}: {row['evictions']} evictions in {row['seconds']:.2f}s, "
-                f"{row['hot_left']} hot left, {row['violations']} violations"
+                f"{row['hot_left']} hot left, {row['nodes_tainted']} tainted, "
+                f"{row['violations']} violations"
             )
     if isinstance(source, pathlib.Path):
         source.unlink()
@@ -500,28 +537,32 @@ def run_benchmark(options: Options) -> Results:
     with tempfile.TemporaryDirectory(prefix="loadaware-bench-instances-") as tmp:
         workdir = pathlib.Path(tmp)
         for size in options.sizes:
-            entry = _measure_loading(size, options.capacities[0], workdir, options)
+            entry = _measure_loading(
+                size, options.capacities[0], options.families[0], workdir, options
+            )
             results.loading.append(entry)
             seconds = entry.get("cluster_seconds", float("nan"))
             _progress(f"[{size} nodes] load_cluster_file: {seconds:.1f}s")
-            for capacity in options.capacities:
-                try:
-                    _run_instance(size, capacity, settings, workdir, options, results)
-                except Exception:
-                    # A generator or loader failure loses this instance, not the run.
-                    error = traceback.format_exc(limit=8)
-                    _progress(f"[{size} nodes, {capacity}] failed\n{error}")
-                    results.rows.append(
-                        {
-                            "size": size,
-                            "capacity": capacity,
-                            "requested": "instance",
-                            "solver": "instance",
-                            "error": error,
-                        }
-                    )
-                gc.collect()
-                _release_free_memory()
+            for family in options.families:
+                for capacity in options.capacities:
+                    try:
+                        _run_instance(size, capacity, family, settings, workdir, options, results)
+                    except Exception:
+                        # A generator or loader failure loses this instance, not the run.
+                        error = traceback.format_exc(limit=8)
+                        _progress(f"[{size} nodes, {capacity}, {family}] failed\n{error}")
+                        results.rows.append(
+                            {
+                                "size": size,
+                                "capacity": capacity,
+                                "family": family,
+                                "requested": "instance",
+                                "solver": "instance",
+                                "error": error,
+                            }
+                        )
+                    gc.collect()
+                    _release_free_memory()
     results.total_seconds = time.perf_counter() - started
     return results
 
@@ -529,12 +570,20 @@ def run_benchmark(options: Options) -> Results:
 # --- output ------------------------------------------------------------------------------------
 
 
-def _baseline_rows(results: Results) -> dict[tuple[int, str], dict[str, Any]]:
+def _instance_key(row: dict[str, Any]) -> tuple[int, str, str]:
+    return (row["size"], row["capacity"], row["family"])
+
+
+def _baseline_rows(results: Results) -> dict[tuple[int, str, str], dict[str, Any]]:
     return {
-        (r["size"], r["capacity"]): r
+        _instance_key(r): r
         for r in results.rows
         if r["requested"] == BASELINE and not r.get("error")
     }
+
+
+def _percent(count: int, total: int) -> str:
+    return f"{100 * count / total:.0f}" if total else "-"
 
 
 def _ratio(value: float, base: float) -> str:
@@ -544,7 +593,7 @@ def _ratio(value: float, base: float) -> str:
 
 
 def _cells(row: dict[str, Any], base: dict[str, Any] | None) -> list[str]:
-    head = [f"{row['size']:,}", row["capacity"], row["solver"]]
+    head = [f"{row['size']:,}", row["capacity"], row["family"], row["solver"]]
     if row.get("error"):
         return head + ["error"] * (len(COLUMNS) - len(head))
     peak = row["peak_target_utilisation"]
@@ -557,6 +606,7 @@ def _cells(row: dict[str, Any], base: dict[str, Any] | None) -> list[str]:
         str(evictions),
         str(row["hot_before"]),
         str(row["hot_left"]),
+        str(row["nodes_tainted"]),
         f"{row['residual_overload']:.4f}",
         "-" if peak is None else f"{peak:.1%}",
         "-" if bound is None else f"{bound:.2f}",
@@ -565,7 +615,8 @@ def _cells(row: dict[str, Any], base: dict[str, Any] | None) -> list[str]:
         "-" if memory is None else f"{memory / 2**20:.0f}",
         str(row["bounce_backs"]),
         str(row["pending"]),
-        f"{row['landed_as_planned']}/{evictions}",
+        _percent(row["landed_as_planned"], evictions),
+        str(row["tied_with_bad"]),
         str(row["violations"]),
     ]
     if base is None:
@@ -608,12 +659,13 @@ def render(results: Results) -> str:
     bases = _baseline_rows(results)
     table = _markdown(
         COLUMNS,
-        [_cells(r, bases.get((r["size"], r["capacity"]))) for r in results.rows],
+        [_cells(r, bases.get(_instance_key(r))) for r in results.rows],
     )
     instances = _markdown(
         (
             "size",
             "capacity",
+            "family",
             "nodes",
             "pods",
             "hot",
@@ -626,6 +678,7 @@ def render(results: Results) -> str:
             (
                 f"{i['size']:,}",
                 i["capacity"],
+                i["family"],
                 f"{i['nodes']:,}",
                 f"{i['pods']:,}",
                 str(i["hot"]),
@@ -642,7 +695,8 @@ def render(results: Results) -> str:
         [_loading_cells(e) for e in results.loading],
     )
     failures = [
-        f"- {r['size']} {r['capacity']} {r['requested']}: {r['error'].strip().splitlines()[-1]}"
+        f"- {r['size']} {r['capacity']} {r['family']} {r['requested']}: "
+        f"{r['error'].strip().splitlines()[-1]}"
         for r in results.rows
         if r.get("error")
     ] + [
@@ -651,7 +705,8 @@ def render(results: Results) -> str:
         if e.get("error")
     ]
     violations = [
-        f"- {r['size']} {r['capacity']} {r['solver']}: " + "; ".join(r["violation_examples"][:3])
+        f"- {r['size']} {r['capacity']} {r['family']} {r['solver']}: "
+        + "; ".join(r["violation_examples"][:3])
         for r in results.rows
         if not r.get("error") and r["violations"]
     ]
@@ -710,6 +765,11 @@ def _parser() -> argparse.ArgumentParser:
         "--quick", action="store_true", help="100 and 1,000 nodes only (ignored with --sizes)"
     )
     parser.add_argument("--capacity", choices=(*CAPACITIES, "both"), default="both")
+    parser.add_argument(
+        "--families",
+        default=",".join(FAMILIES),
+        help=f"instance families, comma-separated, from {', '.join(FAMILIES)} (default both)",
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--pods-per-node", type=int, default=30)
     parser.add_argument(
@@ -738,10 +798,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = sorted(set(solvers) - set(SOLVERS))
     if unknown or not solvers:
         parser.error(f"unknown solvers {unknown}; choose from {', '.join(SOLVERS)}")
+    families = tuple(dict.fromkeys(f.strip() for f in args.families.split(",") if f.strip()))
+    unknown = sorted(set(families) - set(FAMILIES))
+    if unknown or not families:
+        parser.error(f"unknown families {unknown}; choose from {', '.join(FAMILIES)}")
     sizes = args.sizes or (QUICK_SIZES if args.quick else DEFAULT_SIZES)
     options = Options(
         sizes=sizes,
         capacities=CAPACITIES if args.capacity == "both" else (args.capacity,),
+        families=families,
         seed=args.seed,
         pods_per_node=args.pods_per_node,
         solvers=solvers,

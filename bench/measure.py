@@ -1,10 +1,14 @@
 """What a plan does to the cluster, measured by the harness rather than read from the plan.
 
-`replay_plan` applies the evictions in order the way a cluster would: each
-evicted pod leaves its node, and kube-scheduler (loadaware's model of the
-default profile, `loadaware.plan.predict_node`) places its replacement, by
-requests, on the cluster as it is at that moment; the pod's usage moves with
-it. Whatever the plan says it expects is only compared against that landing.
+`replay_plan` applies the evictions in order the way a cluster would. For each
+eviction, the nodes the eviction names in `steer` carry loadaware's soft taint
+(`plan.HOTSPOT_TAINT`) while kube-scheduler places the replacement; the
+replacement is scored while its predecessor terminates, so the predecessor's
+requests still count on its node (`plan.predict_replacement`, loadaware's model
+of the default profile). Among the nodes with the best score kube-scheduler
+picks at random: the replay lands on the plan's expectedNode when it is one of
+them, else on a seeded-random one, and the pod's requests and usage move there.
+What the plan says it expects is only compared against that landing.
 
 `cover_bound` is a lower bound on the evictions any plan needs to bring every
 relievable hot node to its targetThresholds, computed from the instance alone:
@@ -15,6 +19,7 @@ whose usage covers the excess; per node the largest of its resources.
 from __future__ import annotations
 
 import datetime
+import random
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +39,13 @@ class Outcome:
     peak_target_utilisation: float | None  # highest resource ratio on a landing node
     bounce_backs: int  # replacements landing on their source or on a node left hot
     pending: int  # replacements no node can take
-    landed_as_planned: int  # replacements landing on the plan's expected node
+    # Replacements landing on the plan's expected node with no other node tied for the
+    # best score: the plan's prediction held whatever the scheduler's random pick.
+    landed_as_planned: int
+    # Replacements whose best-score tie includes, next to others, a bad landing: the
+    # source, a hot or excluded node, or a node the pod would take above its targets.
+    tied_with_bad: int
+    nodes_tainted: int  # nodes any eviction steered away from (union of the steer sets)
 
 
 def replay_plan(
@@ -42,36 +53,51 @@ def replay_plan(
     cluster: ClusterState,
     usage: Usage,
     view: ClusterView,
+    *,
+    seed: int = 0,
 ) -> Outcome:
-    """Apply the evictions in order, placing each replacement with the scheduler model."""
+    """Apply the evictions in order, placing each replacement with the scheduler model
+    under the eviction's steering taints (see the module docstring)."""
     pods = {p.key: p for p in cluster.pods}
     occupancy = plan.Occupancy.from_cluster(cluster)
     names = tuple(occupancy.node_names)
+    pick = random.Random(seed)
     used = view.used.copy()
     scale = np.where(view.allocatable > 0, view.allocatable, 1.0)
     judged = ~np.isnan(view.high)
     landings: set[int] = set()
-    bounce_backs = pending = as_planned = 0
+    tainted: set[str] = set()
+    bounce_backs = pending = as_planned = tied_bad = 0
     for e in evictions:
         pod = pods[e.pod]
         sample = usage.pods[e.pod]
         moved = np.array([sample.cpu_cores, sample.memory_bytes])
+        source = view.index[e.node]
+        tainted.update(e.steer)
+        extra_taints = {name: (plan.HOTSPOT_TAINT,) for name in e.steer}
+        ties = plan.predict_replacement(pod, occupancy, names, extra_taints=extra_taints)
         occupancy.remove(pod)
-        used[view.index[e.node]] -= moved
-        # A new pod, unbound: it is scored against the cluster without the evicted one.
-        landing = plan.predict_node(pod, occupancy, names)
-        if landing is None:
+        used[source] -= moved
+        if not ties:
             pending += 1
             continue
+        if len(ties) > 1 and any(
+            _is_bad_landing(view.index[name], source, moved, used, view) for name in ties
+        ):
+            tied_bad += 1
+        if e.expected_node in ties:
+            landing = e.expected_node
+            if ties == (landing,):
+                as_planned += 1
+        else:
+            landing = pick.choice(ties)
         occupancy.add(pod, landing)
         i = view.index[landing]
         used[i] += moved
         landings.add(i)
         ratio = used[i] / scale[i]
-        if landing == e.node or np.any(ratio[judged[i]] > view.high[i][judged[i]] + TOLERANCE):
+        if i == source or np.any(ratio[judged[i]] > view.high[i][judged[i]] + TOLERANCE):
             bounce_backs += 1
-        if landing == e.expected_node:
-            as_planned += 1
     excess = view.excess(used)
     ratios = used / scale
     peak = max((float(np.max(ratios[i])) for i in landings), default=None)
@@ -83,7 +109,22 @@ def replay_plan(
         bounce_backs=bounce_backs,
         pending=pending,
         landed_as_planned=as_planned,
+        tied_with_bad=tied_bad,
+        nodes_tainted=len(tainted),
     )
+
+
+def _is_bad_landing(
+    i: int, source: int, moved: np.ndarray, used: np.ndarray, view: ClusterView
+) -> bool:
+    """Whether node i is a bad place for the pod: its source, out of the round, or above
+    its targets once the pod is there (which a node hot already always is)."""
+    if i == source or not view.in_round[i]:
+        return True
+    judged = ~np.isnan(view.high[i])
+    scale = np.where(view.allocatable[i] > 0, view.allocatable[i], 1.0)
+    after = (used[i] + moved) / scale
+    return bool(np.any(after[judged] > view.high[i][judged] + TOLERANCE))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,9 +8,12 @@
   Unknown, taints it unreachable (NoSchedule and NoExecute) and marks its pods
   not Ready; taint-based eviction after tolerationSeconds is not modelled.
 - kube-scheduler: Pending pods, highest priority first, go where the
-  planner's kube-scheduler model (`plan.predict_node`) puts them, through the
+  planner's kube-scheduler model puts them (`plan.best_nodes`), through the
   same filters (`Occupancy.fit_failure` names the reasons of a
-  FailedScheduling). Preemption is not modelled.
+  FailedScheduling). As in kube-scheduler, a terminating pod's requests count
+  on its node until the pod is gone (it is not counted for spreading), and
+  the choice among equally best-scored nodes is random (seeded:
+  `scheduler_seed`). Preemption is not modelled.
 - ReplicaSet, Deployment (one ReplicaSet per Deployment; template rollouts are
   not modelled), StatefulSet (OrderedReady: an ordinal comes back under the
   same name once its predecessor is gone and the lower ones are Ready),
@@ -33,6 +36,7 @@ import copy
 import hashlib
 import logging
 import math
+import random
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -147,11 +151,13 @@ class Controllers:
         usage: _usage.UsageModel,
         *,
         ready_delay: float = 2.0,
+        scheduler_seed: int = 0,
     ) -> None:
         self.store = store
         self.clock = store.clock
         self.usage = usage
         self.ready_delay = ready_delay
+        self._tie_breaker = random.Random(scheduler_seed)
         # Dirty sets, filled by the store listener.
         self._pods: set[str] = set()  # pods that may need the kubelet or the scheduler
         self._owners: set[str] = set()  # uids of controllers to reconcile
@@ -751,12 +757,14 @@ class Controllers:
             converted_nodes, converted_pods, namespace_labels=namespace_labels
         )
         names = [n.name for n in converted_nodes]
+        terminating = [p for p in converted_pods if p.deletion_timestamp is not None]
         now = _clock.rfc3339(self.clock.time())
         for raw, pod in zip(pending, incoming, strict=True):
-            target = plan.predict_node(pod, occupancy, names)
-            if target is None:
+            best = plan.best_nodes(pod, occupancy, names, terminating=terminating)
+            if not best:
                 self._unschedulable(raw, pod, occupancy, names, now)
                 continue
+            target = best[0] if len(best) == 1 else self._tie_breaker.choice(best)
             self._unschedulable_at.pop(_key(raw), None)
             occupancy.add(pod, target)
             self._bind(raw, target, now)

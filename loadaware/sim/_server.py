@@ -64,6 +64,7 @@ class SimCluster:
         clock: _clock.SimClock | None = None,
         ready_delay: float = 2.0,
         token: str | None = None,
+        scheduler_seed: int = 0,
     ) -> None:
         self.clock = clock or _clock.SimClock()
         self.store = _store.Store(self.clock)
@@ -73,7 +74,9 @@ class SimCluster:
         self.usage = _usage.UsageModel(self.clock)
         self.usage.seed(self.store, metrics)
         self.store.on_change.append(self.usage.on_change)
-        self.controllers = _controllers.Controllers(self.store, self.usage, ready_delay=ready_delay)
+        self.controllers = _controllers.Controllers(
+            self.store, self.usage, ready_delay=ready_delay, scheduler_seed=scheduler_seed
+        )
         self.faults = _faults.Faults()
 
     # --- the Python API of tests ---
@@ -522,6 +525,7 @@ def build_cluster(
     clock: _clock.SimClock | None = None,
     ready_delay: float = 2.0,
     token: str | None = None,
+    scheduler_seed: int = 0,
 ) -> SimCluster:
     """A SimCluster from a built-in scenario or from raw objects and a metrics document.
 
@@ -536,7 +540,14 @@ def build_cluster(
         generated = _scenarios.builtin_scenario(scenario, now=clock.now())
         objects, metrics = generated.objects, generated.metrics
     assert objects is not None
-    return SimCluster(objects, metrics, clock=clock, ready_delay=ready_delay, token=token)
+    return SimCluster(
+        objects,
+        metrics,
+        clock=clock,
+        ready_delay=ready_delay,
+        token=token,
+        scheduler_seed=scheduler_seed,
+    )
 
 
 def start_server(
@@ -549,6 +560,7 @@ def start_server(
     clock: _clock.SimClock | None = None,
     ready_delay: float = 2.0,
     token: str | None = None,
+    scheduler_seed: int = 0,
 ) -> SimServer:
     """Build a simulated cluster and serve it on 127.0.0.1 (`port` 0: a free one), started."""
     sim = build_cluster(
@@ -559,6 +571,7 @@ def start_server(
         clock=clock,
         ready_delay=ready_delay,
         token=token,
+        scheduler_seed=scheduler_seed,
     )
     return SimServer(sim, port=port).start()
 

@@ -2,16 +2,22 @@
 
 Covered: `python -m bench` runs end to end on a 20-node instance (planners in
 their own processes) and prints every column, the instance and loading tables,
-and JSON results; the baseline evicts in LowNodeUtilization's order (priority
-low to high, then BestEffort, Burstable, Guaranteed), stops once the node is no
-longer above targetThresholds or the underutilized nodes' capacity is used up,
-visits source nodes by raw usage sum (memory bytes dominate), counts a node at
-exactly its thresholds as underutilized, skips protected pods, pods that
-tolerate no underutilized node's taints and pods that fit no other node,
-honours the per-node and total limits and PodDisruptionBudgets, does nothing
-without an underutilized node, refuses stale metrics, and predicts where each
-replacement lands; the independent checker flags protected pods, PDB overuse
-and bad targets; the replay counts bounce-backs.
+and JSON results; both instance families run and each is compared with its own
+descheduler-order row; unknown families are refused; the baseline evicts in
+LowNodeUtilization's order (priority low to high, then BestEffort, Burstable,
+Guaranteed), stops once the node is no longer above targetThresholds or the
+underutilized nodes' capacity is used up, visits source nodes by raw usage sum
+(memory bytes dominate), counts a node at exactly its thresholds as
+underutilized, skips protected pods, pods that tolerate no underutilized node's
+taints and pods that fit no other node, honours the per-node and total limits
+and PodDisruptionBudgets, does nothing without an underutilized node, refuses
+stale metrics, and predicts where each replacement lands; the independent
+checker flags protected pods, PDB overuse and bad targets; the replay counts
+bounce-backs, keeps the evicted pod's requests on its source while the
+replacement is scored, lands replacements under each eviction's steer taints,
+counts the nodes tainted, counts a landing as planned only when no other node
+ties for the best score, counts ties that include a bad node, and picks among
+tied nodes at random, reproducibly per seed.
 """
 
 from __future__ import annotations
@@ -82,18 +88,24 @@ def _evicted(plan: Plan) -> list[str]:
 # --- the harness -------------------------------------------------------------------------------
 
 
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
 def test_harness_runs_end_to_end_on_a_small_instance(
     tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = harness.main(["--sizes", "20", "--capacity", "tight", "--out", str(tmp_path)])
+    instance = ["--sizes", "20", "--capacity", "tight", "--families", "usage-independent"]
+    code = harness.main([*instance, "--out", str(tmp_path)])
     out = capsys.readouterr().out
     assert code == 0
     header = next(line for line in out.splitlines() if line.startswith("| size | capacity"))
-    assert [c.strip() for c in header.strip("|").split("|")] == list(harness.COLUMNS)
-    rows = [line for line in out.splitlines() if line.startswith("| 20 ")]
-    solvers = [row.split("|")[3].strip() for row in rows[:3]]
+    assert _cells(header) == list(harness.COLUMNS)
+    rows = [_cells(line) for line in out.splitlines() if line.startswith("| 20 ")]
+    solvers = [row[harness.COLUMNS.index("solver")] for row in rows[:3]]
     assert solvers[2] == "descheduler-order"
     assert all(s.startswith(("milp", "greedy")) for s in solvers[:2])
+    assert {row[harness.COLUMNS.index("family")] for row in rows[:3]} == {"usage-independent"}
     assert "## Instances" in out
     assert "## Loading" in out
     assert "Total wall time" in out
@@ -104,23 +116,48 @@ def test_harness_runs_end_to_end_on_a_small_instance(
         assert "error" not in row, row.get("error")
         assert row["violations"] == 0, row["violation_examples"]
         assert row["peak_bytes"] is not None
+        assert row["family"] == "usage-independent"
+        assert 0 <= row["landed_as_planned"] <= row["evictions"]
+        assert 0 <= row["tied_with_bad"] <= row["evictions"]
     baseline = results["rows"][2]
     assert baseline["method"] == "greedy"
     assert baseline["reason"].startswith("descheduler-order")
+    assert baseline["nodes_tainted"] == 0
     [loading] = results["loading"]
     assert loading["pods"] == results["instances"][0]["pods"]
 
 
-def test_harness_in_process_shows_ratios_without_memory(capsys: pytest.CaptureFixture[str]) -> None:
+def test_harness_in_process_shows_ratios_per_family_without_memory(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     instance = ["--sizes", "12", "--capacity", "loose", "--pods-per-node", "12"]
     solvers = ["--solvers", "greedy,descheduler-order"]
     code = harness.main([*instance, *solvers, "--in-process", "--no-json"])
     out = capsys.readouterr().out
     assert code == 0
-    rows = [line for line in out.splitlines() if line.startswith("| 12 ")][:2]
-    greedy, baseline = ([c.strip() for c in row.strip("|").split("|")] for row in rows)
-    assert baseline[-2:] == ["1.00x", "1.00x"]
-    assert greedy[harness.COLUMNS.index("peak MiB")] == "-"  # not measured in process
+    header = next(line for line in out.splitlines() if line.startswith("| size | capacity"))
+    rows = [_cells(line) for line in out.splitlines() if line.startswith("| 12 ")][:4]
+    family = harness.COLUMNS.index("family")
+    assert [row[family] for row in rows] == [
+        "proportional",
+        "proportional",
+        "usage-independent",
+        "usage-independent",
+    ]
+    ratio = _cells(header).index("evictions vs descheduler order")
+    for greedy, baseline in (rows[:2], rows[2:]):
+        assert baseline[-2:] == ["1.00x", "1.00x"]
+        evictions = harness.COLUMNS.index("evictions")
+        expected = int(greedy[evictions]) / int(baseline[evictions])
+        assert greedy[ratio] == f"{expected:.2f}x"
+        assert greedy[harness.COLUMNS.index("peak MiB")] == "-"  # not measured in process
+
+
+def test_harness_refuses_an_unknown_family(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        harness.main(["--sizes", "12", "--families", "proportional,lumpy", "--no-json"])
+    assert exited.value.code == 2
+    assert "unknown families ['lumpy']" in capsys.readouterr().err
 
 
 # --- the baseline: eviction order and stop conditions ------------------------------------------
@@ -290,9 +327,16 @@ def _checked(evictions: list[Eviction], *, check_targets: bool = True) -> list[s
     return checks.check_plan(plan, cluster, usage, _policy(), NOW, check_targets=check_targets)
 
 
-def _eviction(pod: str, target: str | None = "cold") -> Eviction:
+def _eviction(
+    pod: str, target: str | None = "cold", *, steer: tuple[str, ...] = (), node: str = "hot"
+) -> Eviction:
     return Eviction(
-        pod=f"default/{pod}", node="hot", expected_node=target, cpu_cores=0.4, memory_bytes=0
+        pod=f"default/{pod}",
+        node=node,
+        expected_node=target,
+        cpu_cores=0.4,
+        memory_bytes=0,
+        steer=steer,
     )
 
 
@@ -319,3 +363,87 @@ def test_replay_counts_a_replacement_landing_back_on_its_source() -> None:
     assert outcome.landed_as_planned == 0
     assert outcome.hot_before == outcome.hot_left == 1
     assert outcome.residual_overload == pytest.approx(0.9 - 0.7)
+
+
+def _replayed(
+    nodes: list[Any],
+    pods: list[Pod],
+    node_cpu: dict[str, float],
+    evictions: tuple[Eviction, ...],
+    *,
+    seed: int = 0,
+) -> measure.Outcome:
+    """Replay on a cluster whose pods use 0.01 cores, except web-1 (1 core)."""
+    usage = make_usage(
+        {name: sample(cpu, GiB) for name, cpu in node_cpu.items()},
+        {p.key: sample(1.0 if p.name == "web-1" else 0.01, 0.1 * GiB) for p in pods},
+    )
+    cluster = make_cluster(nodes, pods)
+    view = checks.ClusterView.build(cluster, usage, _policy(), NOW)
+    return measure.replay_plan(evictions, cluster, usage, view, seed=seed)
+
+
+def _warm_and_idle() -> tuple[list[Any], list[Pod], dict[str, float]]:
+    """ "warm" requests least but runs at 65% cpu; "idle" requests 75% and uses 12%."""
+    nodes = [make_node("hot"), make_node("warm"), make_node("idle")]
+    pods = [
+        make_pod("web-1", node="hot", cpu_millicores=500),
+        make_pod("stream-1", node="warm", cpu_millicores=200),
+        make_pod("report-1", node="idle", cpu_millicores=3000),
+    ]
+    return nodes, pods, {"hot": 3.6, "warm": 2.6, "idle": 0.5}
+
+
+def test_replay_without_steering_follows_requests_onto_the_warm_node() -> None:
+    outcome = _replayed(*_warm_and_idle(), (_eviction("web-1", "warm"),))
+    assert outcome.landed_as_planned == 1  # predicted, and it turns "warm" hot
+    assert outcome.hot_left == 1
+    assert outcome.bounce_backs == 1
+    assert outcome.nodes_tainted == 0
+
+
+def test_replay_lands_under_the_evictions_steer_taints() -> None:
+    steered = (_eviction("web-1", "idle", steer=("hot", "warm")),)
+    outcome = _replayed(*_warm_and_idle(), steered)
+    assert outcome.landed_as_planned == 1
+    assert outcome.hot_left == 0
+    assert outcome.bounce_backs == 0
+    assert outcome.nodes_tainted == 2
+    assert outcome.tied_with_bad == 0
+
+
+def test_replay_keeps_the_predecessors_requests_on_its_node() -> None:
+    # Scored without web-1, "src" would win (800m of 1800m free against 500m of
+    # 4000m); with web-1 still terminating there the replacement does not fit it.
+    nodes = [make_node("src", cpu_millicores=1800), make_node("other")]
+    pods = [
+        make_pod("web-1", node="src", cpu_millicores=1000),
+        make_pod("filler-1", node="other", cpu_millicores=2500),
+    ]
+    evictions = (_eviction("web-1", "other", node="src"),)
+    outcome = _replayed(nodes, pods, {"src": 1.5, "other": 0.5}, evictions)
+    assert outcome.landed_as_planned == 1
+    assert outcome.bounce_backs == 0
+
+
+def _tied_pair() -> tuple[list[Any], list[Pod], dict[str, float]]:
+    """ "a" and "b" look the same to the scheduler; "b" would go above its targets."""
+    nodes = [make_node("hot"), make_node("a"), make_node("b")]
+    pods = [make_pod("web-1", node="hot", cpu_millicores=500)]
+    return nodes, pods, {"hot": 3.6, "a": 0.4, "b": 2.6}
+
+
+def test_replay_counts_a_tie_with_a_bad_node_and_not_as_planned() -> None:
+    outcome = _replayed(*_tied_pair(), (_eviction("web-1", "a"),))
+    assert outcome.tied_with_bad == 1
+    assert outcome.landed_as_planned == 0  # right node, but the scheduler might not pick it
+    assert outcome.hot_left == 0  # the expected node is in the tie: it is where it lands
+
+
+def test_replay_picks_at_random_among_tied_nodes_reproducibly() -> None:
+    evictions = (_eviction("web-1", None),)
+    left = {_replayed(*_tied_pair(), evictions, seed=seed).hot_left for seed in range(24)}
+    assert left == {0, 1}  # sometimes "a", sometimes "b"
+    assert _replayed(*_tied_pair(), evictions, seed=5) == _replayed(
+        *_tied_pair(), evictions, seed=5
+    )

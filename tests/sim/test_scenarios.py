@@ -8,13 +8,20 @@ matching uids and kube-style names; one DaemonSet pod per node; the tainted
 pool; anti-affinity honoured; PDB selectors and status consistent; cordoned and
 NotReady nodes in larger clusters; JSON round trip; per-object independence of
 metadata and status; the loader reads every scenario; peak-hour is relieved by
-a default round; `python -m bench.generate` writes files `plan` reads.
+a default round; `python -m bench.generate` writes files `plan` reads. The
+invariants that hold for every cluster also hold for the usage-independent
+family and the hand-laid "warm-idle" scenario, whose shape (4 hot, 8 idle nodes
+with large requests, 4 warm nodes with tiny ones, one node size) and whose point
+(requests-based placement picks the warm nodes, placement steered off them and
+off the hot nodes picks the idle ones) are checked, as are its registration
+with `loadaware simulate`, `loadaware sim serve` and `python -m bench.generate`.
 """
 
 from __future__ import annotations
 
 import collections
 import datetime
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -23,8 +30,8 @@ from typing import Any
 import pytest
 
 from bench import generate as bench_generate
-from loadaware import cluster, errors, metrics, policy, runtime
-from loadaware.sim import _scenarios
+from loadaware import cli, cluster, errors, metrics, plan, policy, runtime, sim
+from loadaware.sim import _resources, _scenarios
 
 NOW = datetime.datetime(2026, 11, 29, 8, 0, 0, tzinfo=datetime.UTC)
 HOT = {"cpu": 0.70, "memory": 0.80}  # the default policy's targetThresholds
@@ -35,17 +42,31 @@ def _generated(**kwargs: Any) -> _scenarios.Scenario:
     return _scenarios.generate_cluster(now=NOW, **kwargs)
 
 
+# Generated clusters: every feature of the generator is in each.
 SCENARIOS = {
     "small": lambda: _scenarios.builtin_scenario("small", now=NOW),
     "peak-hour": lambda: _scenarios.builtin_scenario("peak-hour", now=NOW),
     "loose-300": lambda: _generated(nodes=300, seed=3, capacity="loose"),
     "tight-300": lambda: _generated(nodes=300, seed=4, capacity="tight", zones=4),
+    "independent-300": lambda: _generated(nodes=300, seed=5, family="usage-independent"),
 }
+# Laid out by hand for one point: the invariants hold, the generator's variety does not.
+LAYOUTS = {"warm-idle": lambda: _scenarios.builtin_scenario("warm-idle", now=NOW)}
+
+
+@functools.cache
+def _scenario(name: str) -> _scenarios.Scenario:
+    return {**SCENARIOS, **LAYOUTS}[name]()
 
 
 @pytest.fixture(scope="module", params=sorted(SCENARIOS))
 def scenario(request: pytest.FixtureRequest) -> _scenarios.Scenario:
-    return SCENARIOS[request.param]()
+    return _scenario(request.param)
+
+
+@pytest.fixture(scope="module", params=sorted([*SCENARIOS, *LAYOUTS]))
+def any_scenario(request: pytest.FixtureRequest) -> _scenarios.Scenario:
+    return _scenario(request.param)
 
 
 def _of_kind(sc: _scenarios.Scenario, kind: str) -> list[dict[str, Any]]:
@@ -101,15 +122,15 @@ def test_another_seed_gives_another_cluster() -> None:
     assert json.dumps(first.metrics) != json.dumps(other.metrics)
 
 
-def test_objects_and_metrics_round_trip_through_json(scenario: _scenarios.Scenario) -> None:
-    document = scenario.cluster_document()
+def test_objects_and_metrics_round_trip_through_json(any_scenario: _scenarios.Scenario) -> None:
+    document = any_scenario.cluster_document()
     assert document["apiVersion"] == "v1"
     assert document["kind"] == "List"
-    assert json.loads(json.dumps(document))["items"] == scenario.objects
-    assert json.loads(json.dumps(scenario.metrics)) == scenario.metrics
+    assert json.loads(json.dumps(document))["items"] == any_scenario.objects
+    assert json.loads(json.dumps(any_scenario.metrics)) == any_scenario.metrics
 
 
-def test_every_object_has_kube_shape(scenario: _scenarios.Scenario) -> None:
+def test_every_object_has_kube_shape(any_scenario: _scenarios.Scenario) -> None:
     api_versions = {
         "Node": "v1",
         "Pod": "v1",
@@ -120,7 +141,7 @@ def test_every_object_has_kube_shape(scenario: _scenarios.Scenario) -> None:
         "PodDisruptionBudget": "policy/v1",
     }
     uids = set()
-    for obj in scenario.objects:
+    for obj in any_scenario.objects:
         assert obj["apiVersion"] == api_versions[obj["kind"]]
         meta = obj["metadata"]
         assert meta["name"]
@@ -130,7 +151,7 @@ def test_every_object_has_kube_shape(scenario: _scenarios.Scenario) -> None:
         uids.add(meta["uid"])
         created = datetime.datetime.fromisoformat(meta["creationTimestamp"])
         assert created < NOW
-    assert len(uids) == len(scenario.objects)
+    assert len(uids) == len(any_scenario.objects)
 
 
 def test_unknown_scenario_is_an_input_error() -> None:
@@ -161,27 +182,27 @@ def test_naive_now_is_refused() -> None:
 # --- nodes and placement ------------------------------------------------------------------------
 
 
-def test_every_pod_is_running_on_an_existing_node(scenario: _scenarios.Scenario) -> None:
-    nodes = _nodes(scenario)
-    for pod in _of_kind(scenario, "Pod"):
+def test_every_pod_is_running_on_an_existing_node(any_scenario: _scenarios.Scenario) -> None:
+    nodes = _nodes(any_scenario)
+    for pod in _of_kind(any_scenario, "Pod"):
         assert pod["spec"]["nodeName"] in nodes
         assert pod["status"]["phase"] == "Running"
 
 
-def test_requests_fit_allocatable_on_every_node(scenario: _scenarios.Scenario) -> None:
+def test_requests_fit_allocatable_on_every_node(any_scenario: _scenarios.Scenario) -> None:
     used: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
-    for pod in _of_kind(scenario, "Pod"):
+    for pod in _of_kind(any_scenario, "Pod"):
         cpu, memory = _pod_requests(pod)
         totals = used[pod["spec"]["nodeName"]]
         totals[0] += cpu
         totals[1] += memory
         totals[2] += 1
-    for name, node in _nodes(scenario).items():
+    for name, node in _nodes(any_scenario).items():
         assert all(u <= a for u, a in zip(used[name], _allocatable(node), strict=True)), name
 
 
-def test_allocatable_is_slightly_under_capacity(scenario: _scenarios.Scenario) -> None:
-    for node in _nodes(scenario).values():
+def test_allocatable_is_slightly_under_capacity(any_scenario: _scenarios.Scenario) -> None:
+    for node in _nodes(any_scenario).values():
         cap = node["status"]["capacity"]
         cpu_m, memory_b, _ = _allocatable(node)
         assert 0.95 * cluster.to_millicores(cap["cpu"]) < cpu_m < cluster.to_millicores(cap["cpu"])
@@ -189,7 +210,7 @@ def test_allocatable_is_slightly_under_capacity(scenario: _scenarios.Scenario) -
 
 
 def test_nodes_spread_over_zones_and_instance_types() -> None:
-    sc = SCENARIOS["tight-300"]()
+    sc = _scenario("tight-300")
     labels = [n["metadata"]["labels"] for n in _nodes(sc).values()]
     zones = collections.Counter(lbl["topology.kubernetes.io/zone"] for lbl in labels)
     assert len(zones) == 4
@@ -225,7 +246,7 @@ def test_a_small_tainted_pool_runs_only_pods_that_tolerate_it(
 
 
 def test_larger_clusters_have_cordoned_and_not_ready_nodes() -> None:
-    sc = SCENARIOS["loose-300"]()
+    sc = _scenario("loose-300")
     nodes = list(_nodes(sc).values())
     cordoned = [n for n in nodes if n["spec"].get("unschedulable")]
     not_ready = [n for n in nodes if not _is_ready(n)]
@@ -246,11 +267,11 @@ def test_larger_clusters_have_cordoned_and_not_ready_nodes() -> None:
 # --- usage --------------------------------------------------------------------------------------
 
 
-def test_every_node_and_pod_has_fresh_metrics(scenario: _scenarios.Scenario) -> None:
-    m = scenario.metrics
+def test_every_node_and_pod_has_fresh_metrics(any_scenario: _scenarios.Scenario) -> None:
+    m = any_scenario.metrics
     assert m["collectedAt"] == "2026-11-29T08:00:00Z"
-    assert set(m["nodes"]) == set(_nodes(scenario))
-    assert set(m["pods"]) == {_key(p) for p in _of_kind(scenario, "Pod")}
+    assert set(m["nodes"]) == set(_nodes(any_scenario))
+    assert set(m["pods"]) == {_key(p) for p in _of_kind(any_scenario, "Pod")}
     for sample in [*m["nodes"].values(), *m["pods"].values()]:
         age = NOW - datetime.datetime.fromisoformat(sample["timestamp"])
         assert datetime.timedelta(seconds=9) <= age <= datetime.timedelta(seconds=41)
@@ -259,25 +280,25 @@ def test_every_node_and_pod_has_fresh_metrics(scenario: _scenarios.Scenario) -> 
         assert isinstance(sample["memory"], int)
 
 
-def test_node_usage_covers_its_pods(scenario: _scenarios.Scenario) -> None:
+def test_node_usage_covers_its_pods(any_scenario: _scenarios.Scenario) -> None:
     pods_cpu: dict[str, float] = collections.defaultdict(float)
     pods_memory: dict[str, int] = collections.defaultdict(int)
-    for pod in _of_kind(scenario, "Pod"):
-        sample = scenario.metrics["pods"][_key(pod)]
+    for pod in _of_kind(any_scenario, "Pod"):
+        sample = any_scenario.metrics["pods"][_key(pod)]
         pods_cpu[pod["spec"]["nodeName"]] += sample["cpu"]
         pods_memory[pod["spec"]["nodeName"]] += sample["memory"]
-    for name, sample in scenario.metrics["nodes"].items():
+    for name, sample in any_scenario.metrics["nodes"].items():
         assert sample["cpu"] >= pods_cpu[name] + 0.01, name  # plus the system's own use
         assert sample["memory"] >= pods_memory[name] + 100 * 2**20, name
 
 
-def test_pod_usage_respects_limits(scenario: _scenarios.Scenario) -> None:
-    for pod in _of_kind(scenario, "Pod"):
+def test_pod_usage_respects_limits(any_scenario: _scenarios.Scenario) -> None:
+    for pod in _of_kind(any_scenario, "Pod"):
         containers = pod["spec"]["containers"]
         limits = [c["resources"].get("limits") for c in containers]
         if not all(limits):
             continue
-        sample = scenario.metrics["pods"][_key(pod)]
+        sample = any_scenario.metrics["pods"][_key(pod)]
         cpu_limit = sum(cluster.to_millicores(lim["cpu"]) for lim in limits if lim)
         memory_limit = sum(cluster.to_bytes(lim["memory"]) for lim in limits if lim)
         assert sample["cpu"] * 1000 <= cpu_limit + 1, _key(pod)
@@ -285,7 +306,7 @@ def test_pod_usage_respects_limits(scenario: _scenarios.Scenario) -> None:
 
 
 def test_cpu_usage_is_heavy_tailed_against_requests() -> None:
-    sc = SCENARIOS["loose-300"]()
+    sc = _scenario("loose-300")
     ratios = []
     for pod in _of_kind(sc, "Pod"):
         cpu_m, _ = _pod_requests(pod)
@@ -296,8 +317,8 @@ def test_cpu_usage_is_heavy_tailed_against_requests() -> None:
     assert sum(r >= 2.0 for r in ratios) >= 0.005 * len(ratios)  # a few burst far past requests
 
 
-def test_hot_and_cold_nodes_both_exist(scenario: _scenarios.Scenario) -> None:
-    usage = list(_utilisation(scenario))
+def test_hot_and_cold_nodes_both_exist(any_scenario: _scenarios.Scenario) -> None:
+    usage = list(_utilisation(any_scenario))
     hot = [n for n, cpu, mem in usage if cpu > HOT["cpu"] or mem > HOT["memory"]]
     cold = [n for n, cpu, mem in usage if cpu < COLD["cpu"] and mem < COLD["memory"]]
     assert hot
@@ -306,7 +327,7 @@ def test_hot_and_cold_nodes_both_exist(scenario: _scenarios.Scenario) -> None:
 
 
 def test_hot_fraction_sets_how_many_nodes_run_hot() -> None:
-    sc = SCENARIOS["loose-300"]()
+    sc = _scenario("loose-300")
     hot = [n for n, cpu, mem in _utilisation(sc) if cpu > 0.75 or mem > 0.82]
     assert 0.07 * 300 <= len(hot) <= 0.13 * 300
 
@@ -323,7 +344,7 @@ def test_capacity_sets_the_mean_usage(name: str, low: float, high: float) -> Non
 
 
 def test_hot_nodes_hold_replicas_recreated_in_the_outage() -> None:
-    sc = SCENARIOS["peak-hour"]()
+    sc = _scenario("peak-hour")
     hot = {n for n, cpu, mem in _utilisation(sc) if cpu > HOT["cpu"] or mem > HOT["memory"]}
     recent = [
         p
@@ -371,27 +392,27 @@ def test_owner_chains_resolve_with_matching_uids(scenario: _scenarios.Scenario) 
     assert kinds["DaemonSet"]
 
 
-def test_controller_replicas_match_their_pods(scenario: _scenarios.Scenario) -> None:
+def test_controller_replicas_match_their_pods(any_scenario: _scenarios.Scenario) -> None:
     pods_of = collections.Counter(
         (p["metadata"]["namespace"], p["metadata"]["ownerReferences"][0]["name"])
-        for p in _of_kind(scenario, "Pod")
+        for p in _of_kind(any_scenario, "Pod")
         if p["metadata"].get("ownerReferences")
     )
-    for rs in _of_kind(scenario, "ReplicaSet"):
+    for rs in _of_kind(any_scenario, "ReplicaSet"):
         key = (rs["metadata"]["namespace"], rs["metadata"]["name"])
         assert rs["spec"]["replicas"] == rs["status"]["replicas"] == pods_of[key]
-    for sts in _of_kind(scenario, "StatefulSet"):
+    for sts in _of_kind(any_scenario, "StatefulSet"):
         key = (sts["metadata"]["namespace"], sts["metadata"]["name"])
         assert sts["spec"]["replicas"] == pods_of[key]
         assert sts["spec"]["volumeClaimTemplates"]
 
 
-def test_one_daemonset_pod_per_node(scenario: _scenarios.Scenario) -> None:
-    nodes = set(_nodes(scenario))
-    daemonsets = _of_kind(scenario, "DaemonSet")
+def test_one_daemonset_pod_per_node(any_scenario: _scenarios.Scenario) -> None:
+    nodes = set(_nodes(any_scenario))
+    daemonsets = _of_kind(any_scenario, "DaemonSet")
     assert len(daemonsets) >= 2
     per_ds: dict[str, list[str]] = collections.defaultdict(list)
-    for pod in _of_kind(scenario, "Pod"):
+    for pod in _of_kind(any_scenario, "Pod"):
         refs = pod["metadata"].get("ownerReferences") or [{}]
         if refs[0].get("kind") == "DaemonSet":
             per_ds[refs[0]["name"]].append(pod["spec"]["nodeName"])
@@ -420,8 +441,8 @@ def test_system_critical_and_local_storage_pods_are_present(
     assert len({p["metadata"]["namespace"] for p in pods}) >= 5
 
 
-def test_pods_carry_ready_status_and_restart_counts(scenario: _scenarios.Scenario) -> None:
-    pods = _of_kind(scenario, "Pod")
+def test_pods_carry_ready_status_and_restart_counts(any_scenario: _scenarios.Scenario) -> None:
+    pods = _of_kind(any_scenario, "Pod")
     for pod in pods:
         status = pod["status"]
         assert {c["type"] for c in status["conditions"]} >= {"Ready", "PodScheduled"}
@@ -522,9 +543,11 @@ def test_the_loader_reads_every_scenario(scenario: _scenarios.Scenario) -> None:
     assert any(n.taints for n in state.nodes) == (len(state.nodes) >= 10)
 
 
-@pytest.mark.parametrize("name", _scenarios.SCENARIO_NAMES)
+# warm-idle is relieved only where replacements are steered: runtime.simulate_round
+# places them without the plan's soft taints (see the warm-idle tests below).
+@pytest.mark.parametrize("name", [n for n in _scenarios.SCENARIO_NAMES if n != "warm-idle"])
 def test_a_default_round_relieves_every_hot_node(name: str) -> None:
-    sc = SCENARIOS[name]()
+    sc = _scenario(name)
     state = cluster.cluster_state_from_objects(sc.objects)
     usage = metrics.usage_from_json(sc.metrics)
     result = runtime.simulate_round(state, usage, policy.LoadAwarePolicy(), NOW)
@@ -563,3 +586,124 @@ def test_bench_generate_writes_a_builtin_scenario(tmp_path: Any) -> None:
     document = json.loads((tmp_path / "cluster.json").read_text())
     assert document["kind"] == "List"
     assert len([o for o in document["items"] if o["kind"] == "Node"]) == 6
+
+
+# --- warm-idle ----------------------------------------------------------------------------------
+
+
+def _warm_idle_nodes() -> dict[str, list[str]]:
+    """Node names by role, read off requests and usage (cpu fractions of allocatable)."""
+    sc = _scenario("warm-idle")
+    requested: dict[str, int] = collections.defaultdict(int)
+    for pod in _of_kind(sc, "Pod"):
+        requested[pod["spec"]["nodeName"]] += _pod_requests(pod)[0]
+    roles: dict[str, list[str]] = {"hot": [], "idle": [], "warm": [], "other": []}
+    for name, node in _nodes(sc).items():
+        cpu_m = _allocatable(node)[0]
+        used = sc.metrics["nodes"][name]["cpu"] * 1000 / cpu_m
+        asked = requested[name] / cpu_m
+        if 0.85 <= used <= 0.91:
+            roles["hot"].append(name)
+        elif 0.15 <= used <= 0.25 and 0.7 <= asked <= 0.8:
+            roles["idle"].append(name)
+        elif 0.6 <= used <= 0.65 and asked <= 0.12:
+            roles["warm"].append(name)
+        else:
+            roles["other"].append(name)
+    return roles
+
+
+def test_warm_idle_has_4_hot_8_idle_with_large_requests_and_4_warm_with_tiny_ones() -> None:
+    sc = _scenario("warm-idle")
+    roles = _warm_idle_nodes()
+    assert {role: len(names) for role, names in roles.items()} == {
+        "hot": 4,
+        "idle": 8,
+        "warm": 4,
+        "other": 0,
+    }
+    nodes = _nodes(sc).values()
+    assert len({n["metadata"]["labels"]["node.kubernetes.io/instance-type"] for n in nodes}) == 1
+    assert len({_allocatable(n)[0] for n in nodes}) == 1
+    usage = {n: (cpu, mem) for n, cpu, mem in _utilisation(sc)}
+    assert all(usage[n][0] < COLD["cpu"] and usage[n][1] < COLD["memory"] for n in roles["idle"])
+    assert all(HOT["cpu"] - 0.1 < usage[n][0] < HOT["cpu"] for n in roles["warm"])
+
+
+def test_warm_idle_hot_nodes_run_several_evictable_deployment_pods() -> None:
+    sc = _scenario("warm-idle")
+    state = cluster.cluster_state_from_objects(sc.objects)
+    rules = plan.EvictionRules.from_policy(policy.LoadAwarePolicy().evictor, state)
+    for name in _warm_idle_nodes()["hot"]:
+        evictable = [
+            p
+            for p in state.pods_by_node[name]
+            if plan.judge_pod(p, rules, NOW).evictable and p.workload is not None
+        ]
+        assert len(evictable) >= 4, name
+        assert all(p.workload.kind == "Deployment" for p in evictable if p.workload)
+        node = state.nodes_by_name[name]
+        assert all(
+            p.cpu_request_millicores <= 0.1 * node.allocatable_cpu_millicores for p in evictable
+        )
+
+
+def test_warm_idle_requests_send_replacements_to_warm_nodes_and_steering_to_idle_ones() -> None:
+    sc = _scenario("warm-idle")
+    state = cluster.cluster_state_from_objects(sc.objects)
+    roles = _warm_idle_nodes()
+    occupancy = plan.Occupancy.from_cluster(state)
+    names = occupancy.node_names
+    steer = {name: (plan.HOTSPOT_TAINT,) for name in roles["warm"] + roles["hot"]}
+    for source in roles["hot"]:
+        for pod in state.pods_by_node[source]:
+            if pod.is_daemonset_pod:
+                continue
+            plain = plan.predict_replacement(pod, occupancy, names)
+            steered = plan.predict_replacement(pod, occupancy, names, extra_taints=steer)
+            assert plain, pod.key
+            assert set(plain) <= set(roles["warm"]), pod.key
+            assert steered, pod.key
+            assert set(steered) <= set(roles["idle"]), pod.key
+
+
+def test_warm_idle_is_relieved_only_when_replacements_are_steered() -> None:
+    from bench import checks, descheduler_baseline, measure
+
+    sc = _scenario("warm-idle")
+    state = cluster.cluster_state_from_objects(sc.objects)
+    usage = metrics.usage_from_json(sc.metrics)
+    settings = policy.LoadAwarePolicy()
+    view = checks.ClusterView.build(state, usage, settings, NOW)
+    steered = plan.build_plan(state, usage, settings, NOW)
+    assert steered.status == "planned", steered.reason
+    outcome = measure.replay_plan(steered.evictions, state, usage, view)
+    assert outcome.hot_before == 4
+    assert outcome.hot_left == 0
+    idle = set(_warm_idle_nodes()["idle"])
+    assert {e.expected_node for e in steered.evictions} <= idle
+    unsteered = descheduler_baseline.plan_descheduler_order(state, usage, settings, NOW)
+    assert unsteered.evictions
+    assert measure.replay_plan(unsteered.evictions, state, usage, view).hot_left >= 4
+
+
+def test_warm_idle_is_served_simulated_and_written(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert "warm-idle" in _scenarios.SCENARIO_NAMES
+    served = sim.build_cluster(scenario="warm-idle", now=NOW)
+    assert len(served.store.objects(_resources.NODES)) == 16
+    assert cli.main(["simulate", "--scenario", "warm-idle", "--now", "2026-11-29T08:00:00Z"]) == 0
+    assert "scenario warm-idle" in capsys.readouterr().out
+    assert bench_generate.main(["--scenario", "warm-idle", "--out", str(tmp_path)]) == 0
+    state = cluster.load_cluster_file(tmp_path / "cluster.json")
+    assert len(state.nodes) == 16
+
+
+def test_bench_generate_writes_the_usage_independent_family(tmp_path: Any) -> None:
+    argv = ["--nodes", "30", "--seed", "2", "--now", "2026-11-29T08:00:00Z"]
+    code = bench_generate.main([*argv, "--family", "usage-independent", "--out", str(tmp_path)])
+    assert code == 0
+    expected = _generated(nodes=30, seed=2, family="usage-independent")
+    assert json.loads((tmp_path / "metrics.json").read_text()) == expected.metrics
+    assert expected.metrics != _generated(nodes=30, seed=2).metrics
