@@ -101,6 +101,12 @@ def _build_parser() -> argparse.ArgumentParser:
         "--ready-delay", type=float, default=2.0, help="seconds from binding to Ready"
     )
     sim_serve.add_argument("--token-file", help="require this bearer token (file content)")
+    sim_serve.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the scheduler's random choice among equally scored nodes",
+    )
 
     met = commands.add_parser("metrics", help="read the policy's metrics source")
     met_commands = met.add_subparsers(dest="metrics_command", required=True, metavar="COMMAND")
@@ -351,10 +357,14 @@ def _cmd_sim(args: argparse.Namespace) -> int:
             metrics=sim.load_metrics_document(args.metrics),
             ready_delay=args.ready_delay,
             token=token,
+            scheduler_seed=args.seed,
         )
     else:
         cluster_sim = sim.build_cluster(
-            scenario=args.scenario, ready_delay=args.ready_delay, token=token
+            scenario=args.scenario,
+            ready_delay=args.ready_delay,
+            token=token,
+            scheduler_seed=args.seed,
         )
     server = sim.SimServer(cluster_sim, port=args.port)
 

@@ -6,6 +6,7 @@
     ├── RefusedError               exit 3  fail-closed refusal; `reference` is the stable
     │                                      reason code (stale-metrics, implausible-metrics, ...)
     └── ClusterError               exit 1  the cluster refused or failed a call
+        ├── ForbiddenError                 403: RBAC or admission denied the call
         ├── NotFoundError                  404: the object is gone
         ├── ConflictError                  409: the object changed under us
         └── TooManyRequestsError           429: a PodDisruptionBudget refused an eviction
@@ -65,6 +66,10 @@ class RefusedError(LoadawareError):
 class ClusterError(LoadawareError):
     exit_code = 1
     reference = "cluster-error"
+
+
+class ForbiddenError(ClusterError):
+    reference = "forbidden"
 
 
 class NotFoundError(ClusterError):

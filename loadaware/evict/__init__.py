@@ -2,8 +2,9 @@
 
 It carries out a Plan through the policy/v1 Eviction API within budgets that
 hold across rounds and restarts (kept in a ConfigMap it owns), re-checks each
-eviction just before it, paces evictions per workload, optionally steers
-kube-scheduler with a soft taint on hot nodes, and verifies that replacements
+eviction just before it, paces evictions per workload, steers each replacement
+to its planned landing with a soft taint on the few nodes that would outscore
+it (the eviction's `steer` set), and verifies that replacements
 become Ready on cooler nodes, opening a circuit breaker when they do not. A
 suspend switch on the same ConfigMap stops every eviction at once.
 """

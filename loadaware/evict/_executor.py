@@ -1,6 +1,15 @@
 """Carry out a Plan: evictions within budgets, re-checked just before each, paced
 per workload, with soft-taint steering, then verified.
 
+Order: the next eviction is sent once the previous replacement is bound (a
+StatefulSet recreates its pod only after the old one is gone), so replacements
+are placed in the order the plan predicted them. Steering: before each
+eviction the nodes of its `steer` set carry loadaware's soft taint and no other
+node does; the taints stay until the replacement is bound, so kube-scheduler
+places it under exactly the taints the plan predicted it under. Whether
+loadaware may set them is checked (a server-side dry run) before anything is
+evicted. Every taint set is removed when the round ends, however it ends.
+
 An eviction is not success. Success is the replacement Ready on a cooler node.
 So after each eviction the executor finds the replacement the controller
 created and waits (bounded by verify.timeout) for it to be Ready, before it
@@ -64,7 +73,8 @@ class ExecutionReport:
     replacements: list[ReplacementReport] = field(default_factory=list)
     stopped: str | None = None  # why the round stopped evicting early
     breaker: str | None = None  # why the breaker is open (opened now, or found open)
-    tainted: list[str] = field(default_factory=list)
+    tainted: list[str] = field(default_factory=list)  # every node that carried the taint
+    untainted: list[str] = field(default_factory=list)  # taints removed, in order
     cordoned: list[str] = field(default_factory=list)  # nodes being emptied (consolidation)
     taints_left: list[str] = field(default_factory=list)  # could not be removed
 
@@ -93,6 +103,7 @@ class Executor:
         round_id: str,
         dry_run: bool,
         poll_seconds: float = 1.0,
+        stop_requested: Callable[[], str | None] | None = None,
     ) -> None:
         self._kube = kube
         self._state = state
@@ -102,6 +113,8 @@ class Executor:
         self._round = round_id
         self._dry_run = dry_run
         self._poll = poll_seconds
+        self._stop_requested = stop_requested or (lambda: None)
+        self._carrying: set[str] = set()  # nodes carrying the steering taint now
 
     def run(
         self, planned: plan.Plan, snapshot: cluster.ClusterState, recheck: Recheck
@@ -121,17 +134,53 @@ class Executor:
                 return report
         classes = {n.name: n.node_class for n in planned.nodes}
         pods = {p.key: p for p in snapshot.pods}
+        self._carrying.clear()
         try:
-            if self._policy.steering.soft_taint and not self._dry_run:
-                for name in sorted({n for n, c in classes.items() if c == "hot"}):
-                    _taint.add_hotspot_taint(self._kube, name)
-                    report.tainted.append(name)
+            if self._steers:
+                first = next((e.steer[0] for e in planned.evictions if e.steer), None)
+                if first is not None:
+                    _taint.check_steering_allowed(self._kube, first)
             self._cordon_consolidated(planned, report)
             self._evict_all(planned, pods, classes, recheck, report)
         finally:
-            if report.tainted:
-                report.taints_left = _taint.remove_taints_quietly(self._kube, report.tainted)
+            if self._carrying:
+                left = sorted(self._carrying)
+                report.taints_left = _taint.remove_taints_quietly(self._kube, left)
+                report.untainted.extend(n for n in left if n not in report.taints_left)
+                self._carrying.clear()
         return report
+
+    @property
+    def _steers(self) -> bool:
+        return self._policy.steering.soft_taint and not self._dry_run
+
+    def _steer(self, eviction: plan.Eviction, report: ExecutionReport) -> None:
+        """Exactly the eviction's steer set carries the taint from now on."""
+        wanted = set(eviction.steer)
+        for name in sorted(self._carrying - wanted):
+            _taint.remove_hotspot_taint(self._kube, name)
+            self._carrying.discard(name)
+            report.untainted.append(name)
+        for name in sorted(wanted - self._carrying):
+            _taint.add_hotspot_taint(self._kube, name)
+            self._carrying.add(name)
+            if name not in report.tainted:
+                report.tainted.append(name)
+
+    def _wait_bound(self, waiting: _Waiting) -> None:
+        """Hold the taints until kube-scheduler has bound the replacement (or found no
+        node for it, or verify.timeout passed): changing them earlier would steer it
+        somewhere the plan did not predict."""
+        deadline = waiting.evicted_at + self._policy.verify.timeout
+        while True:
+            found = self._replacement(waiting)
+            if found is not None and (
+                (found.get("spec") or {}).get("nodeName") or _is_unschedulable(found)
+            ):
+                return
+            if self._clock() >= deadline or self._stop_requested() is not None:
+                return
+            self._sleep(self._poll)
 
     def _cordon_consolidated(self, planned: plan.Plan, report: ExecutionReport) -> None:
         """Cordon the nodes a consolidation empties before evicting from them.
@@ -178,8 +227,13 @@ class Executor:
                     self._record(report, eviction, "skipped", why)
                 continue
             assert pod is not None
+            if self._steers:
+                self._steer(eviction, report)
             started = self._evict(eviction, pod, report)
             if started is not None:
+                # Each replacement is placed before the next eviction, as the plan
+                # predicted them: in order, and under this eviction's taints.
+                self._wait_bound(started)
                 waiting[workload] = started
         for pending in waiting.values():
             self._verify(pending, classes, report)
@@ -292,6 +346,7 @@ class Executor:
             reason=reason,
             at=self._clock(),
             budget=budget,
+            steer=eviction.steer if self._steers else (),
         )
         report.outcomes.append(outcome)
         record_outcome(outcome, kube=self._kube, round_id=self._round, dry_run=self._dry_run)
@@ -336,6 +391,10 @@ class Executor:
                 break
             if not wait or self._clock() >= deadline:
                 break
+            if self._stop_requested() is not None:
+                report.stopped = report.stopped or self._stop_requested()
+                # Not verified, not failed: the round was told to stop.
+                return True
             self._sleep(self._poll)
         eviction = waiting.eviction
         node = ((found or {}).get("spec") or {}).get("nodeName")
@@ -369,6 +428,13 @@ class Executor:
         problem: str | None = None
         if landing in ("source", "hot"):
             problem = f"replacement of {eviction.pod} landed on {landing} node {node}"
+        elif landing in ("cool", "excluded") and eviction.expected_node is not None:
+            # The model that chose the landing and its steering taints was wrong
+            # here; further moves planned with it are not to be trusted this round.
+            problem = (
+                f"replacement of {eviction.pod} landed on {node}, "
+                f"not on {eviction.expected_node} as planned"
+            )
         elif found is not None and not ready and _is_unschedulable(found):
             problem = f"replacement of {eviction.pod} is unschedulable (no node fits it)"
         elif not ready:

@@ -21,6 +21,7 @@ from kubernetes.client.exceptions import ApiException
 from loadaware.errors import (
     ClusterError,
     ConflictError,
+    ForbiddenError,
     NotFoundError,
     TooManyRequestsError,
 )
@@ -38,6 +39,7 @@ def _translated(action: str) -> Iterator[None]:
         detail = _status_message(exc)
         message = f"{action}: {exc.status} {exc.reason or ''} {detail}".strip()
         error: type[ClusterError] = {
+            403: ForbiddenError,
             404: NotFoundError,
             409: ConflictError,
             429: TooManyRequestsError,
@@ -132,15 +134,19 @@ class Kube:
         with _translated(f"read node {name}"):
             return self._raw(self._core.read_node, name)
 
-    def set_node_taints(self, name: str, taints: list[RawObject], resource_version: str) -> None:
+    def set_node_taints(
+        self, name: str, taints: list[RawObject], resource_version: str, *, dry_run: bool = False
+    ) -> None:
         """Replace spec.taints, failing with ConflictError if the node changed since read
-        (a JSON merge patch carrying metadata.resourceVersion is checked by the API)."""
+        (a JSON merge patch carrying metadata.resourceVersion is checked by the API).
+        A dry run goes through authorization and admission and changes nothing."""
         patch = {"metadata": {"resourceVersion": resource_version}, "spec": {"taints": taints}}
         with _translated(f"update taints of node {name}"):
             self._core.patch_node(
                 name,
                 patch,
                 field_manager=FIELD_MANAGER,
+                dry_run="All" if dry_run else None,
                 _content_type="application/merge-patch+json",
                 _preload_content=False,
                 _request_timeout=self._timeout,

@@ -41,6 +41,7 @@ class EvictionOutcome:
     reason: str  # the rule that planned it ("hotspot"), or why it was skipped or failed
     at: datetime.datetime
     budget: str = ""  # which budget stopped it, when one did
+    steer: tuple[str, ...] = ()  # nodes carrying the steering taint when it was sent
 
 
 def record_outcome(

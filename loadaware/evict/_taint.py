@@ -1,7 +1,8 @@
-"""Soft-taint steering: `loadaware.io/hotspot=true:PreferNoSchedule` on the round's
-hot nodes while it evicts, so kube-scheduler prefers other nodes for the
-replacements. Removed when the round ends — also after an error — and at the
-next start if a crash left one behind.
+"""Soft-taint steering: `loadaware.io/hotspot=true:PreferNoSchedule` on the few nodes
+that would otherwise outscore an eviction's planned landing (its `steer` set),
+from just before the eviction until its replacement is bound. Removed when the
+round ends — also after an error — and at the next start if a crash left one
+behind. loadaware writes no other taint and no other field of a node here.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from loadaware.errors import ConflictError, NotFoundError
+from loadaware.errors import ConflictError, ForbiddenError, NotFoundError, RefusedError
 from loadaware.evict._kube import Kube, RawObject
 
 log = logging.getLogger(__name__)
@@ -20,7 +21,9 @@ MAX_ATTEMPTS = 5
 
 
 def _is_ours(taint: RawObject) -> bool:
-    return taint.get("key") == HOTSPOT_TAINT_KEY
+    # The effect too: a loadaware.io/hotspot NoSchedule taint is someone else's
+    # doing, and the admission policy refuses loadaware any change to it.
+    return taint.get("key") == HOTSPOT_TAINT_KEY and taint.get("effect") == "PreferNoSchedule"
 
 
 def add_hotspot_taint(kube: Kube, node_name: str) -> None:
@@ -29,6 +32,39 @@ def add_hotspot_taint(kube: Kube, node_name: str) -> None:
 
 def remove_hotspot_taint(kube: Kube, node_name: str) -> None:
     _edit_taints(kube, node_name, add=False)
+
+
+STEERING_FORBIDDEN_HINT = (
+    "grant patch on nodes to loadaware's ServiceAccount (deploy/base does) and allow "
+    "its loadaware.io/ taints in any admission policy, or set steering.softTaint: false"
+)
+
+
+def check_steering_allowed(kube: Kube, node_name: str) -> None:
+    """Refuse the round (steering-forbidden) unless loadaware may set its taint: a
+    server-side dry run of the patch goes through RBAC and admission and changes
+    nothing."""
+    try:
+        node = kube.read_node(node_name)
+        taints = [t for t in (node.get("spec") or {}).get("taints") or [] if not _is_ours(t)]
+        kube.set_node_taints(
+            node_name,
+            [*taints, dict(HOTSPOT_TAINT)],
+            node["metadata"]["resourceVersion"],
+            dry_run=True,
+        )
+    except ForbiddenError as exc:
+        raise _forbidden(node_name, exc) from exc
+    except (ConflictError, NotFoundError):
+        return  # the node changed or went: permission is not what failed
+
+
+def _forbidden(node_name: str, exc: ForbiddenError) -> RefusedError:
+    return RefusedError(
+        f"cannot change the steering taint on node {node_name} ({exc}); {STEERING_FORBIDDEN_HINT}",
+        reference="steering-forbidden",
+        hint=STEERING_FORBIDDEN_HINT,
+    )
 
 
 def remove_leftover_taints(kube: Kube) -> list[str]:
@@ -70,6 +106,8 @@ def _edit_taints(kube: Kube, node_name: str, *, add: bool) -> None:
         try:
             kube.set_node_taints(node_name, taints, node["metadata"]["resourceVersion"])
             return
+        except ForbiddenError as exc:
+            raise _forbidden(node_name, exc) from exc
         except ConflictError:
             continue  # the node changed (status heartbeat, another controller): retry
     raise ConflictError(f"node {node_name} kept changing; taint not updated")

@@ -34,6 +34,8 @@ class RoundRecord:
     relief: list[NodeRelief] = field(default_factory=list)
     relief_verdict: str = ""
     budgets: dict[str, Any] = field(default_factory=dict)
+    # Steering taints a killed round had left, removed before this one planned.
+    leftover_taints_removed: list[str] = field(default_factory=list)
     status: str = "running"  # planned, noop, refused, executed, aborted
     reason: str = ""
     exit_code: int = 0
@@ -68,6 +70,7 @@ def round_to_json(record: RoundRecord) -> dict[str, Any]:
                 "result": o.result,
                 "reason": o.reason,
                 "budget": o.budget or None,
+                "steer": list(o.steer),
                 "at": _time(o.at),
             }
             for o in (execution.outcomes if execution else [])
@@ -96,7 +99,15 @@ def round_to_json(record: RoundRecord) -> dict[str, Any]:
             "verdict": record.relief_verdict,
             "breaker": execution.breaker if execution else None,
             "stopped": execution.stopped if execution else None,
+            "landingsOffPlan": sum(
+                1
+                for r in (execution.replacements if execution else [])
+                if r.landing in ("cool", "excluded", "hot", "source")
+            ),
+            "taintsApplied": execution.tainted if execution else [],
+            "taintsRemoved": execution.untainted if execution else [],
             "taintsLeft": execution.taints_left if execution else [],
+            "leftoverTaintsRemoved": record.leftover_taints_removed,
             "cordoned": execution.cordoned if execution else [],
         },
         "budgets": record.budgets,

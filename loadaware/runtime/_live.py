@@ -11,6 +11,8 @@ import dataclasses
 import datetime
 import logging
 import os
+import signal
+import threading
 from collections.abc import Callable
 
 import kubernetes.client
@@ -120,10 +122,30 @@ def run_once(
         seen.append(usage)
         return usage
 
-    record = _round.run_round(
-        settings,
-        dataclasses.replace(round_context, read_usage=read_usage),
-        _round.RoundOptions(trigger="once", dry_run=dry_run),
+    # A Job's pod gets SIGTERM when it is deleted or its node drains: stop evicting,
+    # stop waiting, remove the round's taints and still print the record.
+    terminated: list[str] = []
+
+    def on_sigterm(signum: int, _frame: object) -> None:
+        terminated.append(signal.Signals(signum).name)
+
+    previous = (
+        signal.signal(signal.SIGTERM, on_sigterm)
+        if threading.current_thread() is threading.main_thread()
+        else None
     )
+    try:
+        record = _round.run_round(
+            settings,
+            dataclasses.replace(round_context, read_usage=read_usage),
+            _round.RoundOptions(
+                trigger="once",
+                dry_run=dry_run,
+                stop_requested=lambda: f"{terminated[0]} received" if terminated else None,
+            ),
+        )
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     _service_metrics.observe_round(record, seen[0] if seen else None)
     return record

@@ -50,8 +50,9 @@ class RoundOptions:
     round_id: str = field(default_factory=lambda: secrets.token_hex(4))
     # Only these nodes may be sources (an alert names the hot node); None: any hot node.
     source_nodes: frozenset[str] | None = None
-    # Asked before each eviction: a reason to stop evicting (SIGTERM, lost leadership)
-    # or None to go on. The eviction in flight always finishes.
+    # Asked before each eviction and while waiting for replacements: a reason to
+    # stop (SIGTERM, lost leadership) or None to go on. The eviction in flight
+    # always finishes; waits end early, and the round's taints are removed.
     stop_requested: Callable[[], str | None] | None = None
 
 
@@ -102,6 +103,7 @@ def _run(
     if settings.steering.soft_taint and not dry_run:
         # A round that crashed may have left its taint behind.
         cleaned = evict.remove_leftover_taints(context.kube)
+        record.leftover_taints_removed = cleaned
         if cleaned:
             log.warning("removed leftover hotspot taints", extra={"node": ",".join(cleaned)})
     state = evict.StateStore(context.kube, settings, context.clock)
@@ -155,6 +157,7 @@ def _run(
         round_id=options.round_id,
         dry_run=dry_run,
         poll_seconds=context.poll_seconds,
+        stop_requested=options.stop_requested,
     )
     recheck = _Rechecker(settings, context, snapshot, usage, options.stop_requested)
     execution = executor.run(planned, snapshot, recheck)

@@ -116,6 +116,7 @@ class Service:
         self._running: _Running | None = None
         self._recent: collections.deque[dict[str, Any]] = collections.deque(maxlen=RECENT_ROUNDS)
         self._stopping = threading.Event()
+        self._cleaner: threading.Thread | None = None
         self._rounds_started = 0
         pool_names = {p.name for p in settings.node_pools}
         unknown = [
@@ -334,17 +335,44 @@ class Service:
         self.elector.start()
         self.schedules.start()
         self._publish_next_runs()
+        if self.settings.steering.soft_taint and not self.settings.dry_run:
+            self._cleaner = threading.Thread(
+                target=self._remove_leftover_taints, name="leftover-taints", daemon=True
+            )
+            self._cleaner.start()
         for name, at in self.schedules.next_runs().items():
             log.warning(
                 "schedule next run",
                 extra={"reason": f"{name}: {_rfc3339(at) or 'never'}"},
             )
 
+    def _remove_leftover_taints(self) -> None:
+        """Once leading, remove the steering taints a killed process left, without
+        waiting for the first round (which would do it too)."""
+        while not self._stopping.is_set():
+            if self.elector.is_leader():
+                with self._flight:
+                    try:
+                        cleaned = evict.remove_leftover_taints(self._context.kube)
+                    except LoadawareError as exc:
+                        log.warning(
+                            "could not remove leftover hotspot taints", extra={"reason": str(exc)}
+                        )
+                        return
+                if cleaned:
+                    log.warning(
+                        "removed leftover hotspot taints", extra={"node": ",".join(cleaned)}
+                    )
+                return
+            self._stopping.wait(1.0)
+
     def stop(self, round_timeout: float | None = None) -> None:
         """No new round; the running one stops evicting and finishes; the lease is released."""
         with self._lock:
             self._stopping.set()
         self.schedules.shutdown()
+        if self._cleaner is not None:
+            self._cleaner.join(timeout=round_timeout)
         if not self.wait_idle(round_timeout):
             log.error("round still running at shutdown; the lease expires by itself")
         self.elector.stop()

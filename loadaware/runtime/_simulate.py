@@ -63,11 +63,20 @@ def simulate_round(
     landed: dict[str, str | None] = {}
     for eviction in planned.evictions:
         pod = pods[eviction.pod]
+        # The replacement is scheduled while its predecessor terminates, under the
+        # eviction's steering taints; among tied nodes the planned one is taken.
+        ties = plan.predict_replacement(
+            pod,
+            occupancy,
+            schedulable,
+            extra_taints={name: (plan.HOTSPOT_TAINT,) for name in eviction.steer},
+        )
+        target = (
+            eviction.expected_node if eviction.expected_node in ties else next(iter(ties), None)
+        )
         occupancy.remove(pod)
         node_usage[eviction.node][0] -= eviction.cpu_cores
         node_usage[eviction.node][1] -= eviction.memory_bytes
-        # The replacement is a new pod: the scheduler sees it unbound.
-        target = plan.predict_node(pod, occupancy, schedulable)
         landed[pod.key] = target
         if target is not None:
             occupancy.add(pod, target)

@@ -13,9 +13,9 @@ order (the first that fails decides the answer):
    leader;
 5. at least one of its alerts is firing and carries the opt-in label
    (actionLabel) -> else 200 "ignored": resolved notifications never trigger;
-6. the same group with the same alerts (groupKey + alert fingerprints) did not
-   start a round within webhook.cooldown, and no round is running -> else 200
-   "coalesced";
+6. no round started within webhook.cooldown for the same group (groupKey) with
+   all of these alerts (fingerprints) among its own, and no round is running ->
+   else 200 "coalesced";
 
 and it is then answered 202 at once, the round running in the background.
 The firing alerts' `node` label (else `instance`, port stripped) names the
@@ -280,6 +280,14 @@ class Webhook:
         # of one notification arriving together cannot both start a round.
         self._lock = threading.Lock()
 
+    def _covered(self, key: tuple[str, tuple[str, ...]]) -> bool:
+        """Whether a round started within the cooldown for the same group already
+        covered every one of these alerts: a group whose alerts resolve one by one
+        while a round relieves them sends ever smaller sets."""
+        group, fingerprints = key
+        wanted = set(fingerprints)
+        return any(g == group and wanted <= set(f) for g, f in self._started)
+
     def authenticate(self, authorization: str | None) -> Reply | None:
         """None when the request may go on; else the reply (401, or 500 for our own
         unreadable credential, which Alertmanager retries)."""
@@ -320,7 +328,7 @@ class Webhook:
         with self._lock:
             now = self._clock()
             self._forget_older_than(now - self.settings.cooldown)
-            if selection.key in self._started:
+            if self._covered(selection.key):
                 return Reply(
                     status=200,
                     result="coalesced",

@@ -2,7 +2,9 @@
 
 Covers: the eviction in flight was reserved before the Eviction API call, so
 the next run (a new process) counts it and does not exceed the window budget;
-the soft taint the killed run left on a hot node is removed at the next start.
+the steering taints the killed run had set for that eviction are removed at the
+next start. A SIGTERM mid-round stops evicting and waiting at once, removes the
+round's taints and still prints the audit record.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import datetime
 import json
 import pathlib
+import signal
 import subprocess
 import sys
 import time
@@ -24,7 +27,6 @@ POLICY = """\
 metrics: {metricsServer: {}}
 limits:
   window: {duration: 1h, maxEvictions: 2}
-steering: {softTaint: true}
 state: {namespace: loadaware}
 """
 
@@ -59,15 +61,17 @@ def test_killed_run_leaves_no_budget_overrun_and_no_taint(tmp_path: pathlib.Path
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
     now = datetime.datetime.now(datetime.UTC)
-    with sim.start_server(scenario="small", now=now, ready_delay=1.0) as server:
+    with sim.start_server(scenario="warm-idle", now=now, ready_delay=1.0) as server:
         call(server, "POST", "/api/v1/namespaces", {"metadata": {"name": "loadaware"}})
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
 
         dry = _run(kubeconfig, policy, "--dry-run")
         out, err = dry.communicate(timeout=120)
         assert dry.returncode == 0, err
-        order = [e["pod"] for e in json.loads(out)["evictions"]]
+        planned = json.loads(out)["plan"]["evictions"]
+        order = [e["pod"] for e in planned]
         assert len(order) == 2  # the plan already honours the window of 2
+        assert planned[1]["steer"], "the second eviction needs steering in this scenario"
         # Hold the second eviction on the wire so the process can be killed mid-round.
         namespace, name = order[1].split("/")
         call(
@@ -90,7 +94,7 @@ def test_killed_run_leaves_no_budget_overrun_and_no_taint(tmp_path: pathlib.Path
         ]
         killed.kill()
         killed.communicate(timeout=30)
-        assert tainted, "the hot nodes carried the soft taint while evicting"
+        assert set(tainted) == set(planned[1]["steer"]), "the eviction in flight was steered"
         records = _records(server)
         assert [r["outcome"] for r in records] == ["evicted", "reserved"]
 
@@ -101,6 +105,41 @@ def test_killed_run_leaves_no_budget_overrun_and_no_taint(tmp_path: pathlib.Path
         audit = json.loads(out)
         assert [e for e in audit["evictions"] if e["result"] == "evicted"] == []
         assert audit["budgets"]["windowLeft"] == 0
+        assert set(audit["verification"]["leftoverTaintsRemoved"]) == set(tainted)
+        assert all(
+            not any(t["key"] == "loadaware.io/hotspot" for t in n["spec"].get("taints") or [])
+            for n in server.list("nodes")
+        )
+
+
+@pytest.mark.slow
+def test_sigterm_mid_round_stops_it_and_removes_its_taints(tmp_path: pathlib.Path) -> None:
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("metrics: {metricsServer: {}}\nstate: {namespace: loadaware}\n")
+    now = datetime.datetime.now(datetime.UTC)
+    with sim.start_server(scenario="warm-idle", now=now, ready_delay=1.0) as server:
+        call(server, "POST", "/api/v1/namespaces", {"metadata": {"name": "loadaware"}})
+        kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
+        # Every eviction is slow on the wire, so the signal arrives mid-round.
+        call(server, "POST", "/_sim/faults", {"path": "/eviction", "latency": 3})
+        running = _run(kubeconfig, policy)
+        deadline = time.monotonic() + 60
+        while not any(
+            t["key"] == "loadaware.io/hotspot"
+            for n in server.list("nodes")
+            for t in n["spec"].get("taints") or []
+        ):
+            assert running.poll() is None, running.communicate()[1]
+            assert time.monotonic() < deadline, "the round never steered an eviction"
+            time.sleep(0.05)
+        running.send_signal(signal.SIGTERM)
+        out, err = running.communicate(timeout=60)
+        audit = json.loads(out)
+        results = [e["result"] for e in audit["evictions"]]
+        assert results.count("evicted") == 1, err
+        assert all(r == "skipped" for r in results[1:])
+        assert audit["verification"]["stopped"] == "SIGTERM received"
+        assert audit["verification"]["taintsLeft"] == []
         assert all(
             not any(t["key"] == "loadaware.io/hotspot" for t in n["spec"].get("taints") or [])
             for n in server.list("nodes")

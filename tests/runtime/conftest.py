@@ -50,10 +50,13 @@ class FakeClock:
 
 
 class StubKube:
-    """The state ConfigMap never exists: no breaker, no history."""
+    """The state ConfigMap never exists: no breaker, no history; no node carries a taint."""
 
     def read_config_map(self, namespace: str, name: str) -> None:
         return None
+
+    def list_nodes(self) -> list[dict[str, Any]]:
+        return []
 
 
 class FakeRounds:

@@ -374,3 +374,19 @@ def test_secrets_never_reach_the_log(
     assert TOKEN not in text
     assert "wrong-guess" not in text
     assert "Bearer" not in text
+
+
+def test_a_group_whose_alerts_resolve_one_by_one_starts_no_new_round(
+    running_service: ServiceFactory,
+) -> None:
+    run = running_service()
+    both = notification(alert(node="node-a"), alert(node="node-b"))
+    assert run.post(both)[0] == 202
+    wait_rounds(run, 1)
+    # node-b cooled first: the group now carries node-a alone, already covered.
+    fewer = notification(alert(node="node-a"), alert("resolved", node="node-b"))
+    assert run.post(fewer)[1]["result"] == "coalesced"
+    # A node the round did not cover is news, in the same group.
+    more = notification(alert(node="node-a"), alert(node="node-c"))
+    assert run.post(more)[0] == 202
+    wait_rounds(run, 2)
