@@ -1,15 +1,18 @@
 """The Kustomize overlays of deploy/ render and validate strictly.
 
-Covered: `kubectl kustomize` renders every overlay; every built-in object passes
-`kubernetes-validate --strict` against Kubernetes 1.31's schemas (offline),
-and a stray field is caught (so strictness is on); the Prometheus Operator
+Covered: `kubectl kustomize` renders every overlay, and serve with
+components/consolidation; every built-in object, the ValidatingAdmissionPolicy
+and its binding among them, passes `kubernetes-validate --strict` against
+Kubernetes 1.31's schemas (offline), and a stray field is caught (so strictness
+is on); cluster-scoped objects carry no namespace; the Prometheus Operator
 objects (not in those schemas) match the structure the operator expects; the
 pods run non-root, read-only, without privilege escalation, with seccomp
 RuntimeDefault, all capabilities dropped and resources set; serve runs two
 replicas with /healthz and /readyz probes; the Service, ServiceMonitor and
 NetworkPolicy select the serve pods, and only Alertmanager and Prometheus may
 connect; the policy ConfigMap is a valid policy that matches the mounts; the
-soft-taint overlay's policy differs from the base only in steering.softTaint.
+base policy turns soft-taint steering on, and the soft-taint overlay, kept for
+compatibility, renders exactly as serve.
 """
 
 from __future__ import annotations
@@ -24,10 +27,15 @@ import pytest
 import yaml
 
 from loadaware import policy
-from tests.deploy.conftest import OVERLAYS, ROOT, Manifest, of_kind
+from tests.deploy.conftest import CONSOLIDATION, OVERLAYS, ROOT, Manifest, of_kind
 
+# The base needs 1.30+ (admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy),
+# which these schemas have. A kind without a schema only warns, hence
+# test_strict_validation_knows_the_admission_policy.
 KUBERNETES_VERSION = "1.31.0"
 OPERATOR_KINDS = {"ServiceMonitor", "PrometheusRule"}
+ADMISSION_KINDS = {"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding", *ADMISSION_KINDS}
 
 # The parts of the Prometheus Operator's CRDs (monitoring.coreos.com/v1) used here;
 # unknown fields are errors, as in a structural CRD schema with pruning.
@@ -156,13 +164,14 @@ def _policy_text(docs: list[Manifest]) -> str:
     return config_map["data"]["policy.yaml"]
 
 
-@pytest.mark.parametrize("overlay", OVERLAYS)
+@pytest.mark.parametrize("overlay", [*OVERLAYS, CONSOLIDATION])
 def test_builtin_objects_validate_strictly(
     overlay: str, rendered: dict[str, list[Manifest]], tmp_path: pathlib.Path
 ) -> None:
     builtin = [doc for doc in rendered[overlay] if doc["kind"] not in OPERATOR_KINDS]
     others = {doc["kind"] for doc in rendered[overlay]} - {doc["kind"] for doc in builtin}
     assert others <= OPERATOR_KINDS
+    assert {doc["kind"] for doc in builtin} >= ADMISSION_KINDS
     path = tmp_path / f"{overlay}.yaml"
     path.write_text(yaml.safe_dump_all(builtin))
     result = _kubernetes_validate(path)
@@ -178,6 +187,27 @@ def test_strict_validation_rejects_a_stray_field(
     path = tmp_path / "broken.yaml"
     path.write_text(yaml.safe_dump(broken))
     assert _kubernetes_validate(path).returncode != 0
+
+
+def test_strict_validation_knows_the_admission_policy(
+    rendered: dict[str, list[Manifest]], tmp_path: pathlib.Path
+) -> None:
+    (admission_policy,) = of_kind(rendered["serve"], "ValidatingAdmissionPolicy")
+    broken = yaml.safe_load(yaml.safe_dump(admission_policy))
+    broken["spec"]["validations"][0]["messageExpresion"] = "'typo'"
+    path = tmp_path / "broken.yaml"
+    path.write_text(yaml.safe_dump(broken))
+    assert _kubernetes_validate(path).returncode != 0
+
+
+@pytest.mark.parametrize("overlay", [*OVERLAYS, CONSOLIDATION])
+def test_cluster_scoped_objects_have_no_namespace(
+    overlay: str, rendered: dict[str, list[Manifest]]
+) -> None:
+    scoped = [doc for doc in rendered[overlay] if doc["kind"] in CLUSTER_SCOPED]
+    assert {doc["kind"] for doc in scoped} == CLUSTER_SCOPED
+    for doc in scoped:
+        assert "namespace" not in doc["metadata"], (doc["kind"], doc["metadata"]["name"])
 
 
 @pytest.mark.parametrize("overlay", ["serve", "soft-taint"])
@@ -279,10 +309,11 @@ def test_policy_config_map_is_a_valid_policy(
     assert settings.state.namespace == "loadaware"
 
 
-def test_soft_taint_policy_differs_from_base_only_in_steering() -> None:
-    base = yaml.safe_load((ROOT / "deploy" / "base" / "policy.yaml").read_text())
-    soft = yaml.safe_load((ROOT / "deploy" / "overlays" / "soft-taint" / "policy.yaml").read_text())
-    assert soft.pop("steering") == {"softTaint": True}
-    assert base.get("steering", {}).get("softTaint", False) is False
-    base.pop("steering", None)
-    assert soft == base
+def test_base_policy_turns_soft_taint_steering_on() -> None:
+    document = yaml.safe_load((ROOT / "deploy" / "base" / "policy.yaml").read_text())
+    assert document["steering"] == {"softTaint": True}
+    assert policy.parse_policy(document).steering.soft_taint is True
+
+
+def test_soft_taint_overlay_renders_as_serve(rendered: dict[str, list[Manifest]]) -> None:
+    assert rendered["soft-taint"] == rendered["serve"]

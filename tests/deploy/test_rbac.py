@@ -3,11 +3,13 @@
 Covered, for every overlay: each permission the code needs (tests/deploy/rbac_scan.py
 reads the official client's method names out of loadaware/**/*.py) is granted
 to loadaware's ServiceAccount, and nothing is granted that no code calls. Some
-calls depend on how loadaware runs: patch on nodes only with
-steering.softTaint, Lease calls only for `serve` with leader election. Its own
-state (ConfigMap), the Prometheus token (Secret) and the Lease are granted in
-its namespace only, by name where Kubernetes allows; no rule uses a wildcard.
-The scan itself is pinned on calls known to exist.
+calls depend on how loadaware runs: patch on nodes with steering.softTaint (on
+in the base policy, so the base grants it) or consolidation's cordon, Lease
+calls only for `serve` with leader election. The one write to nodes is a patch,
+never an update. Its own state (ConfigMap), the Prometheus token (Secret) and
+the Lease are granted in its namespace only, by name where Kubernetes allows; no
+rule uses a wildcard. The scan itself is pinned on calls known to exist.
+(What a node patch may change is tests/deploy/test_admission_policy.py's.)
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import yaml
 
 from loadaware import policy
 from tests.deploy import rbac_scan
-from tests.deploy.conftest import OVERLAYS, Manifest, of_kind
+from tests.deploy.conftest import CONSOLIDATION, OVERLAYS, ROOT, Manifest, of_kind
 from tests.deploy.rbac_scan import Permission
 
 SERVICE_ACCOUNT = ("loadaware", "loadaware")  # namespace, name
@@ -101,6 +103,24 @@ def test_the_scan_finds_calls_known_to_be_in_the_code(calls: list[rbac_scan.ApiC
     assert Permission("", "configmaps", "update") in found
     assert Permission("metrics.k8s.io", "nodes", "list") in found
     assert Permission("metrics.k8s.io", "pods", "list") in found
+    assert Permission("", "nodes", "patch") in found
+
+
+def test_nodes_are_written_only_by_patch_which_the_base_grants(
+    calls: list[rbac_scan.ApiCall],
+) -> None:
+    writes = {
+        call.permission
+        for call in calls
+        if call.permission.group == "" and call.permission.resource.startswith("nodes")
+    } - {Permission("", "nodes", "get"), Permission("", "nodes", "list")}
+    assert writes == {Permission("", "nodes", "patch")}
+    docs = list(yaml.safe_load_all((ROOT / "deploy" / "base" / "clusterrole.yaml").read_text()))
+    (role,) = of_kind(docs, "ClusterRole")
+    assert any(
+        rule["apiGroups"] == [""] and "nodes" in rule["resources"] and "patch" in rule["verbs"]
+        for rule in role["rules"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -144,7 +164,7 @@ def test_rest_paths_map_to_permissions(method: str, path: str, expected: Permiss
     assert rbac_scan.permission_of_path(method, path) == expected
 
 
-@pytest.mark.parametrize("overlay", OVERLAYS)
+@pytest.mark.parametrize("overlay", [*OVERLAYS, CONSOLIDATION])
 def test_role_grants_every_call_the_code_makes(
     overlay: str, rendered: dict[str, list[Manifest]], calls: list[rbac_scan.ApiCall]
 ) -> None:
@@ -160,7 +180,7 @@ def test_role_grants_every_call_the_code_makes(
     assert missing == [], f"deploy/overlays/{overlay} lacks permissions the code needs"
 
 
-@pytest.mark.parametrize("overlay", OVERLAYS)
+@pytest.mark.parametrize("overlay", [*OVERLAYS, CONSOLIDATION])
 def test_role_grants_nothing_the_code_does_not_call(
     overlay: str, rendered: dict[str, list[Manifest]], calls: list[rbac_scan.ApiCall]
 ) -> None:
