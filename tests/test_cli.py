@@ -151,3 +151,12 @@ def test_console_script_runs() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "verdict:" in done.stdout
+
+
+def test_simulate_warm_idle_steers_every_replacement_to_an_idle_node(capsys) -> None:
+    code = cli.main(["simulate", "--scenario", "warm-idle"])
+    out = capsys.readouterr().out
+    assert code == 0
+    # The table names each eviction's steered-away nodes, and all land as planned.
+    assert out.count("steer: ") == 8
+    assert "hot nodes 4 → 0; 8 evictions; 8/8 replacements landed where planned" in out

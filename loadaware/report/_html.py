@@ -142,7 +142,7 @@ def _nodes_section(views: Sequence[_NodeView]) -> str:
 def _evictions_section(evictions: Sequence[Mapping[str, Any]], *, with_results: bool) -> str:
     if not evictions:
         return '<h2>Evictions</h2><p class="muted">None.</p>'
-    columns = ["pod", "from node", "expected node", "reason"]
+    columns = ["pod", "from node", "expected node", "steered away from", "reason"]
     if with_results:
         columns += ["result", "budget"]
     out = ["<h2>Evictions</h2><table><thead><tr>"]
@@ -153,6 +153,7 @@ def _evictions_section(evictions: Sequence[Mapping[str, Any]], *, with_results: 
             eviction.get("pod"),
             eviction.get("node"),
             eviction.get("expectedNode") or "–",
+            ", ".join(eviction.get("steer") or ()) or "–",
             eviction.get("reason"),
         ]
         if with_results:

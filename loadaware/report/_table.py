@@ -64,6 +64,7 @@ def render_plan_table(
             lines.append(
                 f"  {e.pod}  {e.node} → {e.expected_node or '?'}  "
                 f"cpu {e.cpu_cores:.2f}  mem {e.memory_bytes / 2**20:.0f}Mi  ({e.reason})"
+                + (f"  steer: {', '.join(e.steer)}" if e.steer else "")
             )
     if plan.skipped:
         lines.append("")
