@@ -339,9 +339,10 @@ def _protection(
         if key is not None and max(rules.owner_pod_counts.get(key, 0), 1) < rules.min_replicas:
             return "min-replicas"
     if rules.min_pod_age > datetime.timedelta(0):
-        created = pod.creation_timestamp
-        # Unknown age fails closed, as descheduler does for a pod without startTime.
-        if created is None or now - created < rules.min_pod_age:
+        # The descheduler's DefaultEvictor judges age by status.startTime, and a pod
+        # without one is not evictable.
+        started = pod.start_time
+        if started is None or now - started < rules.min_pod_age:
             return "min-pod-age"
     return None
 

@@ -79,6 +79,9 @@ def make_pod(
     """A running pod. owner="rs" (default) gives a ReplicaSet named after the pod's app label
     (or the pod name), owned by a Deployment of the same name."""
     labels = dict(labels or {"app": name.rsplit("-", 1)[0]})
+    created = created or NOW - datetime.timedelta(days=1)
+    # A running pod started when it was created, unless a test says otherwise.
+    fields.setdefault("start_time", created)
     if owner == "rs":
         app = labels.get("app", name)
         owner, workload = replicaset(f"{app}-rs", app)
@@ -96,7 +99,7 @@ def make_pod(
         cpu_request_millicores=cpu_millicores,
         memory_request_bytes=memory_bytes,
         qos_class="Burstable",
-        creation_timestamp=created or NOW - datetime.timedelta(days=1),
+        creation_timestamp=created,
         **fields,  # type: ignore[arg-type]
     )
 

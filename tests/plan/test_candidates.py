@@ -394,6 +394,24 @@ FILTERS = [
         id="pod younger than minPodAge evictable with the evict annotation",
     ),
     pytest.param(
+        make_pod("p", created=ago(minutes=5), start_time=ago(minutes=60)),
+        {"minPodAge": "50m"},
+        None,
+        id="minPodAge judged by status.startTime, not creationTimestamp",
+    ),
+    pytest.param(
+        make_pod("p", created=ago(hours=2), start_time=ago(minutes=10)),
+        {"minPodAge": "1h"},
+        "min-pod-age",
+        id="pod created long ago but started recently protected",
+    ),
+    pytest.param(
+        make_pod("p", start_time=None),
+        {"minPodAge": "1h"},
+        "min-pod-age",
+        id="pod without startTime protected by minPodAge",
+    ),
+    pytest.param(
         make_pod("p", created=ago(seconds=1)),
         {},
         None,

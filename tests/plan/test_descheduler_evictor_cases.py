@@ -30,8 +30,8 @@ mirror pods, system critical priority and priorityThreshold with and without
 evictSystemCriticalPods, local storage (legacy flag and podProtections), PVCs
 (ignorePvcPods and PodsWithPVC), PodsWithoutPDB and ignorePodsWithoutPDB,
 PodsWithResourceClaims, minReplicas (the sibling on node1 too, as in Go), minPodAge
-(creationTimestamp and status.startTime set alike; one case with startTime only,
-a known gap), and the failed bare pod cases through a profile running
+(judged by status.startTime, as the descheduler does; one case with startTime only),
+and the failed bare pod cases through a profile running
 RemoveFailedPods (a failed pod holds nothing: no landing, expectedNode null).
 "no PreEvictionFilter, should ignore nodeFit" asserts Filter alone: the Go case
 gives no other node the pod tolerates, so the descheduler's PreEvictionFilter (the
@@ -431,11 +431,6 @@ FILTER_CASES = [
         ),
         # As in the Go case, which sets status.startTime alone.
         id="minPodAge of 50, pod created 60 minutes ago, evicts [status.startTime only]",
-        marks=pytest.mark.xfail(
-            strict=True,
-            reason="minPodAge is judged by creationTimestamp, the descheduler uses "
-            "status.startTime (issue: first hour)",
-        ),
     ),
     pytest.param(
         Case(pod=_small_pod("p1", **_aged(60)), evictable=True),
