@@ -232,6 +232,7 @@ def _build_problem(
     tally: _profiles.Tally,
 ) -> tuple[Problem, Counter[str]]:
     skipped: Counter[str] = Counter()
+    left_alone: dict[int, Counter[str]] = {}
     by_node: dict[int, tuple[Candidate, ...]] = {}
     balancing = [p for p in profiles if p.strategies.load_balancing.enabled]
     for profile in profiles:
@@ -260,16 +261,18 @@ def _build_problem(
                     if again.evictable:
                         judged, profile = again, other
                         break
+            why: str | None = None
             if not judged.evictable:
-                skipped[judged.reason or "protected"] += 1
-                continue
-            if workload_key(pod) in carried.cooling_workloads:
+                why = judged.reason or "protected"
+            elif workload_key(pod) in carried.cooling_workloads:
                 # Moved by an earlier round within limits.cooldown: leave it settle.
-                skipped["cooldown"] += 1
-                continue
-            if pod.key in stale_pods:
+                why = "cooldown"
+            elif pod.key in stale_pods:
                 # Without a fresh sample the relief of moving it is unknown.
-                skipped["no-fresh-usage"] += 1
+                why = "no-fresh-usage"
+            if why is not None:
+                skipped[why] += 1
+                left_alone.setdefault(index, Counter())[why] += 1
                 continue
             sample = usage.pods[pod.key]
             found.append(
@@ -301,6 +304,7 @@ def _build_problem(
             policy=policy,
             table=table,
             candidates=by_node,
+            left_alone=left_alone,
             target_indexes=targets,
             carried=carried,
             must_move=must,

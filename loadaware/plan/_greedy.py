@@ -14,7 +14,7 @@ already moved.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -121,7 +121,11 @@ def relieve_node(
     more can go. Records the moves in `solution` and applies them to `placement`."""
     table = problem.table
     source = table.names[hot]
-    stop_reason = "no evictable pod with fresh usage" if not remaining else ""
+    stop_reason = ""
+    if not problem.candidates.get(hot):
+        stop_reason = no_candidate_note(problem.left_alone.get(hot, {}))
+    elif not remaining:
+        stop_reason = "every candidate is already planned to move"
     while problem.is_hot(placement.usage, hot) and remaining:
         excess = problem.node_excess(placement.usage, hot)
         pick = _best_cover(remaining, excess, table.allocatable[hot])
@@ -161,6 +165,15 @@ _BLOCKED_WORDS = {
     "no-fit": "nowhere (no node fits)",
     "still-violates": "where its rule still breaks",
 }
+
+
+def no_candidate_note(left_alone: Mapping[str, int]) -> str:
+    """Why no pod of a hot node may leave: the protections, PDBs, cooldown or missing
+    usage that hold each, most pods first."""
+    if not left_alone:
+        return "no pod on it may leave"
+    reasons = sorted(left_alone.items(), key=lambda item: (-item[1], item[0]))
+    return "no pod on it may leave: " + ", ".join(f"{why} {count}" for why, count in reasons)
 
 
 def blocked_note(blocked: Counter[tuple[str, str]]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -51,6 +51,8 @@ class Problem:
     policy: LoadAwarePolicy
     table: NodeTable
     candidates: Mapping[int, tuple[Candidate, ...]]  # hot node index -> its candidates
+    # Hot node index -> why its other pods are not candidates (reason -> pods).
+    left_alone: Mapping[int, Mapping[str, int]] = field(default_factory=dict)
     target_indexes: np.ndarray  # nodes that may receive pods: not hot, not excluded, schedulable
     carried: CarriedBudget = NO_CARRIED_BUDGET
     # Pods deschedule strategies name, in the order they are to be taken: before any

@@ -141,7 +141,18 @@ def test_protected_pods_are_not_moved() -> None:
     assert plan.status == "noop"
     assert plan.evictions == ()
     assert sum(plan.skipped.values()) == 1
-    assert {n.name: n.note for n in plan.nodes}["hot"].startswith("still hot")
+    # The note names what holds the pods, not a generic "nothing to move".
+    assert {n.name: n.note for n in plan.nodes}["hot"] == (
+        "still hot: no pod on it may leave: daemonset-pod 1"
+    )
+
+
+def test_a_spent_budget_is_named_in_the_note() -> None:
+    cluster, usage = _hot_cluster([("web-a", 0.3), ("api-b", 0.4), ("db-c", 0.2)])
+    plan = build_plan(cluster, usage, _policy(limits={"maxNoOfPodsToEvictPerNode": 1}), NOW)
+    assert len(plan.evictions) == 1
+    note = {n.name: n.note for n in plan.nodes}["hot"]
+    assert note == "still hot: budget maxNoOfPodsToEvictPerNode reached"
 
 
 def _agent(node: str, cpu_millicores: int = 2000):
