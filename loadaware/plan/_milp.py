@@ -46,7 +46,7 @@ from loadaware.plan._greedy import (
     place_must_moves,
     relieve_node,
 )
-from loadaware.plan._placement import Placement
+from loadaware.plan._placement import Landing, Placement
 from loadaware.plan._problem import (
     MUST_MOVE_REWARD,
     OVERLOAD_WEIGHT,
@@ -80,6 +80,9 @@ def solve_milp(problem: Problem, placement: Placement | None = None) -> MilpOutc
     unplaced: dict[str, str] = {}
     lower = cover_bound(problem)
     chosen: np.ndarray | None = None
+    # The landings of a selection that replayed without a failure: the final replay
+    # of that same selection would compute them again.
+    verified: list[Landing] | None = None
     rounds = 0
     for rounds in range(1, MAX_REPAIR_ROUNDS + 1):
         # Half the time for the first solve, the rest shared by the repairs.
@@ -91,8 +94,9 @@ def solve_milp(problem: Problem, placement: Placement | None = None) -> MilpOutc
         if rounds == 1 and dual_bound is not None:
             lower = max(lower, dual_bound)
         chosen = selection
-        failed = _failures(placement, ordered, chosen)
+        failed, landings = _failures(placement, ordered, chosen)
         if not failed:
+            verified = landings
             break
         for i, why, where in failed:
             banned[i] = True
@@ -110,6 +114,7 @@ def solve_milp(problem: Problem, placement: Placement | None = None) -> MilpOutc
         [ordered[i] for i in np.flatnonzero(chosen)],
         frozenset(ordered[i].pod.key for i in np.flatnonzero(banned)),
         blocked,
+        verified,
     )
     for why, count in ban_reasons.items():
         solution.skipped[why] = solution.skipped.get(why, 0) + count
@@ -318,19 +323,21 @@ def _free_requests(problem: Problem) -> np.ndarray:
 
 def _failures(
     placement: Placement, ordered: list[Candidate], chosen: np.ndarray
-) -> list[tuple[int, str, int | None]]:
+) -> tuple[list[tuple[int, str, int | None]], list[Landing]]:
     """Chosen candidates whose replacement would not land well, replaying in order: why,
-    and on which node."""
+    and on which node; and every chosen candidate's landing, in order."""
     placement.reset()
     failed: list[tuple[int, str, int | None]] = []
+    landings: list[Landing] = []
     for i in np.flatnonzero(chosen):
         cand = ordered[int(i)]
         found = placement.landing(cand)
+        landings.append(found)
         if found.reason is not None:
             failed.append((int(i), found.reason, found.where))
             continue
         placement.apply(cand, found.target)
-    return failed
+    return failed, landings
 
 
 def _replay(
@@ -339,15 +346,17 @@ def _replay(
     chosen: list[Candidate],
     banned: frozenset[str],
     blocked: dict[int, Counter[tuple[str, str]]],
+    known: list[Landing] | None = None,
 ) -> Solution:
     """The chosen evictions that hold when applied in order, then a greedy completion
-    on nodes still hot (HiGHS may stop within its gap with a little overload left)."""
+    on nodes still hot (HiGHS may stop within its gap with a little overload left).
+    `known`: the landings of this same selection, replayed already in this order."""
     placement.reset()
     budget = problem.new_budget()
     solution = Solution(usage_after=placement.usage, blocked=blocked)
     taken: set[str] = set(banned)
-    for cand in chosen:
-        found = placement.landing(cand)
+    for position, cand in enumerate(chosen):
+        found = known[position] if known is not None else placement.landing(cand)
         if found.reason is not None:
             solution.count(found.reason)
             if cand.must_move:
