@@ -17,7 +17,11 @@
 - ReplicaSet, Deployment (one ReplicaSet per Deployment; template rollouts are
   not modelled), StatefulSet (OrderedReady: an ordinal comes back under the
   same name once its predecessor is gone and the lower ones are Ready),
-  DaemonSet (a pod per eligible node) controllers, with their status.
+  DaemonSet (a pod per eligible node) and Job controllers, with their status.
+  A Job keeps `parallelism` pods running (its pods never finish here) and
+  counts a pod deleted or evicted before its end as failed, up to
+  `backoffLimit`; indexed completion, podFailurePolicy and CronJobs are not
+  modelled.
 - disruption controller: each PDB's expectedPods, desiredHealthy,
   currentHealthy, disruptionsAllowed, disruptedPods and DisruptionAllowed
   condition.
@@ -59,6 +63,8 @@ _SAFE = "bcdfghjklmnpqrstvwxz2456789"
 # The disruption controller forgets an eviction it has not seen complete after this long.
 _DISRUPTED_POD_TIMEOUT = 120.0
 _UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
+# The Job controller's finalizer on its pods, removed once it has counted a pod's end.
+_JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 # Chains of reactions (evicted -> removed -> replaced -> bound) settle within a few rounds.
 _MAX_ROUNDS = 10
 
@@ -242,6 +248,7 @@ class Controllers:
             _resources.DEPLOYMENTS,
             _resources.STATEFULSETS,
             _resources.DAEMONSETS,
+            _resources.JOBS,
         ):
             self._owners.add(meta["uid"])
             ref = _controller_ref(new)
@@ -347,7 +354,12 @@ class Controllers:
         dirty = self._owners
         self._owners = set()
         by_uid: dict[str, tuple[_resources.Resource, dict[str, Any]]] = {}
-        for resource in (_resources.DEPLOYMENTS, _resources.REPLICASETS, _resources.STATEFULSETS):
+        for resource in (
+            _resources.DEPLOYMENTS,
+            _resources.REPLICASETS,
+            _resources.STATEFULSETS,
+            _resources.JOBS,
+        ):
             for obj in self.store.objects(resource):
                 if obj["metadata"]["uid"] in dirty:
                     by_uid[obj["metadata"]["uid"]] = (resource, obj)
@@ -363,6 +375,8 @@ class Controllers:
                 self._replica_set(current)
             elif resource is _resources.STATEFULSETS:
                 self._stateful_set(current)
+            elif resource is _resources.JOBS:
+                self._job(current)
         for resource, obj in by_uid.values():
             if resource is _resources.DEPLOYMENTS:
                 self._deployment_status(obj)
@@ -653,29 +667,100 @@ class Controllers:
         }
         self._set_status(_resources.STATEFULSETS, sts, status)
 
+    def _job(self, job: dict[str, Any]) -> None:
+        meta, spec = job["metadata"], job.get("spec") or {}
+        if meta.get("deletionTimestamp"):
+            return
+        status = dict(job.get("status") or {})
+        conditions = list(status.get("conditions") or [])
+        uid = meta["uid"]
+        now = _clock.rfc3339(self.clock.time())
+        succeeded = int(status.get("succeeded") or 0)
+        failed = int(status.get("failed") or 0)
+        # The Job controller counts each pod once, as it drops its tracking finalizer
+        # from a pod that finished or is being deleted: an evicted pod counts as failed.
+        for pod in self._pods_of(uid):
+            finalizers = pod["metadata"].get("finalizers") or []
+            phase = (pod.get("status") or {}).get("phase")
+            if _JOB_TRACKING_FINALIZER not in finalizers or _is_active(pod):
+                continue
+            pod_meta = dict(pod["metadata"])
+            pod_meta["finalizers"] = [f for f in finalizers if f != _JOB_TRACKING_FINALIZER]
+            if not pod_meta["finalizers"]:
+                del pod_meta["finalizers"]
+            self.store.replace(_resources.PODS, pod, {**pod, "metadata": pod_meta})
+            if phase == "Succeeded":
+                succeeded += 1
+            else:
+                failed += 1
+        active = [p for p in self._pods_of(uid) if _is_active(p)]
+        finished = any(
+            c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+            for c in conditions
+        )
+        completions = spec.get("completions")
+        if not finished and failed > int(spec.get("backoffLimit", 6)):
+            finished = True
+            conditions = _with_condition(
+                conditions,
+                "Failed",
+                "True",
+                now,
+                reason="BackoffLimitExceeded",
+                message="Job has reached the specified backoff limit",
+                lastProbeTime=now,
+            )
+            for pod in active:
+                self.store.delete(
+                    _resources.PODS,
+                    pod["metadata"]["namespace"],
+                    pod["metadata"]["name"],
+                    _store.DeleteOptions(),
+                )
+            active = []
+        if not finished:
+            # Pods run until deleted here, so a Job completes only from the state loaded.
+            if completions is None:
+                wanted = 0 if succeeded else int(spec.get("parallelism", 1))
+            else:
+                wanted = min(int(spec.get("parallelism", 1)), int(completions) - succeeded)
+            if spec.get("suspend"):
+                wanted = 0
+            for _ in range(wanted - len(active)):
+                pod = self._new_pod(
+                    job,
+                    extra_labels={
+                        "batch.kubernetes.io/controller-uid": uid,
+                        "batch.kubernetes.io/job-name": meta["name"],
+                        "controller-uid": uid,
+                        "job-name": meta["name"],
+                    },
+                )
+                pod["metadata"]["finalizers"] = [_JOB_TRACKING_FINALIZER]
+                self._create_pod(job, pod, "job-controller")
+            active = [p for p in self._pods_of(uid) if _is_active(p)]
+        status.update(
+            {
+                "active": len(active),
+                "ready": sum(1 for p in active if is_pod_ready(p)),
+                "succeeded": succeeded,
+                "failed": failed,
+            }
+        )
+        status.setdefault("startTime", meta.get("creationTimestamp") or now)
+        if conditions:
+            status["conditions"] = conditions
+        status = {k: v for k, v in status.items() if v or k in ("ready", "startTime")}
+        self._set_status(_resources.JOBS, job, status)
+
     def _daemon_set(self, ds: dict[str, Any]) -> None:
         if ds["metadata"].get("deletionTimestamp"):
             return
         template_spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
-        tolerations = [_toleration(t) for t in template_spec.get("tolerations") or []]
-        selector = template_spec.get("nodeSelector") or {}
         pods = [p for p in self._pods_of(ds["metadata"]["uid"]) if _is_active(p)]
         covered = {_pinned_node(p) for p in pods}
-        eligible = 0
-        for node in self.store.objects(_resources.NODES):
-            labels = node["metadata"].get("labels") or {}
-            if any(labels.get(k) != v for k, v in selector.items()):
-                continue
-            taints = [_taint(t) for t in (node.get("spec") or {}).get("taints") or []]
-            if any(
-                t.effect in ("NoSchedule", "NoExecute")
-                and t.key != _UNREACHABLE_TAINT
-                and not any(tol.tolerates(t) for tol in tolerations)
-                for t in taints
-            ):
-                continue
-            eligible += 1
-            name = node["metadata"]["name"]
+        eligible = daemon_set_nodes(template_spec, self.store.objects(_resources.NODES))
+        for name in eligible:
             if name in covered:
                 continue
             pod = self._new_pod(ds, extra_labels={"pod-template-generation": "1"})
@@ -697,14 +782,14 @@ class Controllers:
         status = {
             "observedGeneration": int(ds["metadata"].get("generation") or 1),
             "currentNumberScheduled": len(pods),
-            "desiredNumberScheduled": eligible,
+            "desiredNumberScheduled": len(eligible),
             "numberMisscheduled": 0,
             "numberReady": ready,
             "numberAvailable": ready,
             "updatedNumberScheduled": len(pods),
         }
-        if eligible > ready:
-            status["numberUnavailable"] = eligible - ready
+        if len(eligible) > ready:
+            status["numberUnavailable"] = len(eligible) - ready
         self._set_status(_resources.DAEMONSETS, ds, status)
 
     # --- kube-scheduler ---
@@ -1206,6 +1291,31 @@ def _taint(raw: Mapping[str, Any]) -> cluster.Taint:
         value=str(raw.get("value") or ""),
         effect=str(raw.get("effect")),
     )
+
+
+def daemon_set_nodes(
+    template_spec: Mapping[str, Any], nodes: Iterable[Mapping[str, Any]]
+) -> list[str]:
+    """The nodes a DaemonSet with this pod template runs a pod on: its nodeSelector
+    matches and it tolerates every NoSchedule and NoExecute taint (the unreachable
+    taint of a NotReady node aside: its pod stays). Node affinity is not modelled."""
+    tolerations = [_toleration(t) for t in template_spec.get("tolerations") or []]
+    selector = template_spec.get("nodeSelector") or {}
+    eligible = []
+    for node in nodes:
+        labels = node["metadata"].get("labels") or {}
+        if any(labels.get(k) != v for k, v in selector.items()):
+            continue
+        taints = [_taint(t) for t in (node.get("spec") or {}).get("taints") or []]
+        if any(
+            t.effect in ("NoSchedule", "NoExecute")
+            and t.key != _UNREACHABLE_TAINT
+            and not any(tol.tolerates(t) for tol in tolerations)
+            for t in taints
+        ):
+            continue
+        eligible.append(str(node["metadata"]["name"]))
+    return eligible
 
 
 def _pinned_node(pod: Mapping[str, Any]) -> str | None:

@@ -40,6 +40,7 @@ from loadaware.sim import (
     _eviction,
     _faults,
     _handlers,
+    _infer,
     _resources,
     _scenarios,
     _status,
@@ -54,7 +55,13 @@ _YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoad
 
 
 class SimCluster:
-    """The simulated cluster, without the HTTP server."""
+    """The simulated cluster, without the HTTP server.
+
+    Owners the objects' pods name but the objects lack (a dump of nodes, pods and
+    PDBs only) are inferred from the pods; `inferred` says what was decided for each.
+    """
+
+    inferred: list[_infer.Inference]
 
     def __init__(
         self,
@@ -69,7 +76,20 @@ class SimCluster:
         self.clock = clock or _clock.SimClock()
         self.store = _store.Store(self.clock)
         self.token = token
-        objects = list(objects)
+        # A dump without the pods' controllers (kubectl get nodes,pods,pdb) gets them
+        # inferred, or nothing would replace an evicted pod.
+        objects, self.inferred = _infer.infer_controllers(list(objects))
+        objects = _infer.with_container_statuses(objects)
+        for note in self.inferred:
+            log.info(
+                "owner inferred" if note.inferred else "owner not inferred",
+                extra={
+                    "kind": note.kind,
+                    "namespace": note.namespace,
+                    "owner": note.name,
+                    "reason": note.message,
+                },
+            )
         self.store.load([*objects, *_system_objects(objects, self.clock)])
         self.usage = _usage.UsageModel(self.clock)
         self.usage.seed(self.store, metrics)
@@ -583,12 +603,16 @@ def serve(
     announce: Callable[[str], None] = print,
     stop: threading.Event | None = None,
 ) -> None:
-    """Serve until interrupted (or `stop` is set), announcing the URL and kubeconfig."""
+    """Serve until interrupted (or `stop` is set), announcing the kubeconfig, the URL and
+    then each controller inferred (or not) for a partial dump."""
     server.start()
     if kubeconfig_out is not None:
         path = server.write_kubeconfig(kubeconfig_out)
         announce(f"kubeconfig written to {path}")
     announce(f"simulated Kubernetes API at {server.url} (Ctrl-C to stop)")
+    # After the two lines above, which scripts read first.
+    for note in server.sim.inferred:
+        announce(note.message)
     stop = stop or threading.Event()
     try:
         while not stop.wait(0.5):
