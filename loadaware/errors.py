@@ -3,6 +3,10 @@
     LoadawareError                 exit 1  (base; anything unexpected is a bug)
     ├── PolicyError                exit 2  invalid policy: names the field and what is allowed
     ├── InputError                 exit 2  unreadable or invalid files and flags
+    │   └── SetupError             exit 2  the cluster lacks what the policy points at;
+    │       │                              the message carries the fix, in one line
+    │       ├── MissingNamespaceError      missing-namespace: state or lease namespace absent
+    │       └── MissingPermissionError     missing-permission: RBAC denies a call loadaware needs
     ├── RefusedError               exit 3  fail-closed refusal; `reference` is the stable
     │                                      reason code (stale-metrics, implausible-metrics, ...)
     └── ClusterError               exit 1  the cluster refused or failed a call
@@ -54,6 +58,22 @@ class PolicyError(LoadawareError):
 class InputError(LoadawareError):
     exit_code = 2
     reference = "invalid-input"
+
+
+class SetupError(InputError):
+    """The cluster is not set up as the policy says: no round can keep its state or
+    hold its Lease there. Found before anything is changed; fixed by the operator,
+    not by retrying."""
+
+    reference = "setup-error"
+
+
+class MissingNamespaceError(SetupError):
+    reference = "missing-namespace"
+
+
+class MissingPermissionError(SetupError):
+    reference = "missing-permission"
 
 
 class RefusedError(LoadawareError):

@@ -68,6 +68,11 @@ class Kube:
         self._core = kubernetes.client.CoreV1Api(api_client)
         self._timeout = timeout_seconds
 
+    @property
+    def timeout_seconds(self) -> float:
+        """How long one call may take before the client gives up on it."""
+        return self._timeout
+
     def _raw(self, call: Callable[..., Any], *args: Any, **kwargs: Any) -> RawObject:
         # Raw JSON, not the client's models: loadaware reads what it needs itself, and
         # a model's validation must not fail a call over a field loadaware ignores.
@@ -164,6 +169,18 @@ class Kube:
                 _request_timeout=self._timeout,
             )
 
+    # Namespaces -------------------------------------------------------------
+
+    def find_namespace(self, name: str) -> RawObject | None:
+        """The namespace, or None when it does not exist.
+
+        A list with a field selector rather than a get: loadaware's ClusterRole
+        grants list on namespaces (it reads their labels), not get."""
+        with _translated(f"list namespaces (metadata.name={name})"):
+            body = self._raw(self._core.list_namespace, field_selector=f"metadata.name={name}")
+        items = list(body.get("items") or [])
+        return items[0] if items else None
+
     # ConfigMaps (loadaware's state) -----------------------------------------
 
     def read_config_map(self, namespace: str, name: str) -> RawObject | None:
@@ -181,6 +198,33 @@ class Kube:
                 body,
                 field_manager=FIELD_MANAGER,
             )
+
+    def check_config_map_write(self, namespace: str, body: RawObject, *, create: bool) -> None:
+        """A server-side dry run of the create (or update) loadaware is about to need:
+        it goes through authorization, admission and the namespace check, and
+        changes nothing."""
+        name = body["metadata"]["name"]
+        verb = "create" if create else "update"
+        with _translated(f"{verb} configmap {namespace}/{name} (dry run)"):
+            if create:
+                self._core.create_namespaced_config_map(
+                    namespace,
+                    body,
+                    dry_run="All",
+                    field_manager=FIELD_MANAGER,
+                    _preload_content=False,
+                    _request_timeout=self._timeout,
+                )
+            else:
+                self._core.replace_namespaced_config_map(
+                    name,
+                    namespace,
+                    body,
+                    dry_run="All",
+                    field_manager=FIELD_MANAGER,
+                    _preload_content=False,
+                    _request_timeout=self._timeout,
+                )
 
     def replace_config_map(self, namespace: str, body: RawObject) -> RawObject:
         """PUT with metadata.resourceVersion set: ConflictError if someone wrote in between."""

@@ -12,6 +12,16 @@ ConfigMap, so that on-call can flip it with `loadaware suspend` or a plain
 `kubectl annotate` and no deploy. It is checked in the same read that reserves
 an eviction: a suspension written before a reservation stops that eviction, and
 one written after it is seen by the next, with nothing in between.
+
+An eviction whose answer never came (a dropped connection, a timeout) keeps
+its reservation: the pod may or may not have gone. A later round settles it
+(settle_pending) once the Eviction must have been decided either way: the pod
+still there with the same UID and not terminating was not evicted, and its
+reservation is released; one gone, replaced or terminating stays counted.
+
+Before a round, check_access says whether state can be kept at all: the
+namespace exists and loadaware may read and write the ConfigMap there. Without
+that check a round finds out only at its first reservation, and serve not at all.
 """
 
 from __future__ import annotations
@@ -23,14 +33,27 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from loadaware import plan
-from loadaware.errors import ConflictError, RefusedError
+from loadaware.errors import (
+    ClusterError,
+    ConflictError,
+    ForbiddenError,
+    MissingNamespaceError,
+    MissingPermissionError,
+    NotFoundError,
+    RefusedError,
+)
 from loadaware.evict._kube import Kube, RawObject
 from loadaware.policy import LoadAwarePolicy
 
-Outcome = Literal["reserved", "evicted", "refused", "gone", "failed"]
+# "released": a later round found the pod of an unanswered eviction still there,
+# not evicted; the reservation no longer counts.
+Outcome = Literal["reserved", "evicted", "refused", "gone", "failed", "released"]
 # Outcomes that count against budgets: evicted, or possibly evicted (a reservation
 # whose settlement never came).
 COUNTING: frozenset[str] = frozenset({"reserved", "evicted"})
+# kube-apiserver's default --request-timeout: a request it received is decided
+# within it, whether or not the client is still listening.
+APISERVER_REQUEST_TIMEOUT = datetime.timedelta(seconds=60)
 MAX_WRITE_ATTEMPTS = 8
 HISTORY_KEY = "evictions.json"
 BREAKER_KEY = "breaker.json"
@@ -111,6 +134,16 @@ class SuspendedError(RefusedError):
     def __init__(self, suspension: Suspension) -> None:
         super().__init__(suspension.describe())
         self.suspension = suspension
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settlement:
+    """A reservation left without an answer, settled by a later round."""
+
+    record: EvictionRecord  # as it was reserved
+    # "released": not evicted, no longer counted; "evicted": counted (assumed evicted).
+    outcome: Literal["released", "evicted"]
+    why: str
 
 
 class BudgetExhaustedError(Exception):
@@ -204,6 +237,115 @@ class StateStore:
             unavailable_per_workload=dict(unavailable_per_workload or {}),
         )
 
+    def check_access(self, *, write: bool) -> bool:
+        """Whether rounds can keep their state here; raises MissingNamespaceError or
+        MissingPermissionError, each with the fix, when they cannot.
+
+        `write`: also the create or update a reservation needs, as a server-side dry
+        run. Without it (a dry run writes no state) a missing namespace is no
+        error: the state reads as empty, and False says so."""
+        namespace = self._namespace
+        try:
+            found = self._kube.find_namespace(namespace)
+        except ForbiddenError as exc:
+            raise _missing_permission(exc, "list on namespaces", "clusterrole.yaml") from None
+        if found is None or (found.get("metadata") or {}).get("deletionTimestamp"):
+            if not write:
+                return False
+            raise _missing_namespace(namespace, "state.namespace", terminating=found is not None)
+        try:
+            body = self._kube.read_config_map(namespace, self._name)
+        except ForbiddenError as exc:
+            raise _missing_permission(
+                exc, f"get on configmaps/{self._name} in namespace {namespace}", "role.yaml"
+            ) from None
+        if not write:
+            return True
+        verb = "create" if body is None else "update"
+        try:
+            self._kube.check_config_map_write(
+                namespace, body if body is not None else self._new_body({}), create=body is None
+            )
+        except ConflictError:
+            pass  # written in between: a 409 comes after authorization, which passed
+        except NotFoundError:
+            raise _missing_namespace(namespace, "state.namespace") from None
+        except ForbiddenError as exc:
+            grant = f"{verb} on configmaps" + (f"/{self._name}" if verb == "update" else "")
+            raise _missing_permission(
+                exc, f"{grant} in namespace {namespace}", "role.yaml"
+            ) from None
+        return True
+
+    @property
+    def settle_after(self) -> datetime.timedelta:
+        """How old an unanswered reservation must be before a later round settles it:
+        by then its Eviction was decided, or never will be. From the reservation's
+        stamp: its own write, the read of the pod's siblings and the Eviction call
+        (each bounded by the client's timeout), then the API server deciding what it
+        received (bounded by its own). Clocks of different replicas may differ by a
+        few seconds; with the default timeout of 15s this is 105s. Not covered: a
+        process frozen for longer between its reservation and its Eviction (a
+        stopped container, a paused VM), which only a fence could rule out."""
+        client = datetime.timedelta(seconds=3 * self._kube.timeout_seconds)
+        return client + APISERVER_REQUEST_TIMEOUT
+
+    def settle_pending(self) -> tuple[Settlement, ...]:
+        """Settle the reservations older than settle_after whose eviction got no answer.
+
+        The pod decides: still there, same UID, no deletionTimestamp, so the
+        Eviction did not happen and the reservation is released; gone, replaced
+        under its name or terminating, so it (probably) did, and it stays counted,
+        now as evicted. A pod that cannot be read leaves its reservation as it is,
+        for the next round. The write is an update like any other (re-read on 409):
+        a reservation its own round settled in between is left alone."""
+        now = self._clock()
+        pending = [
+            r
+            for r in self._read().records
+            if r.outcome == "reserved" and now - r.time > self.settle_after
+        ]
+        decided: dict[tuple[str, str], Settlement] = {}
+        for record in pending:
+            settlement = self._judge(record)
+            if settlement is not None:
+                decided[(record.round, record.uid)] = settlement
+        if not decided:
+            return ()
+        applied: list[Settlement] = []
+
+        def change(records: list[EvictionRecord], breaker: Breaker) -> Breaker:
+            applied.clear()  # a retry after a 409 starts from the re-read records
+            for i, existing in enumerate(records):
+                settlement = decided.get((existing.round, existing.uid))
+                if settlement is None or existing.outcome != "reserved":
+                    continue
+                records[i] = replace(existing, outcome=settlement.outcome)
+                applied.append(settlement)
+            return breaker
+
+        self._update(change)
+        return tuple(applied)
+
+    def _judge(self, record: EvictionRecord) -> Settlement | None:
+        if not record.uid:
+            return None  # no UID to tell the pod from a namesake: keep counting it
+        namespace, _, name = record.pod.partition("/")
+        try:
+            live = self._kube.read_pod(namespace, name)
+        except ClusterError:
+            return None
+        if live is None:
+            return Settlement(record=record, outcome="evicted", why="pod gone")
+        meta = live.get("metadata") or {}
+        if meta.get("uid") != record.uid:
+            return Settlement(record=record, outcome="evicted", why="pod replaced (new UID)")
+        if meta.get("deletionTimestamp"):
+            return Settlement(record=record, outcome="evicted", why="pod terminating")
+        return Settlement(
+            record=record, outcome="released", why="pod still there, same UID, not terminating"
+        )
+
     # Writing ----------------------------------------------------------------
 
     def reserve(self, record: EvictionRecord) -> None:
@@ -212,7 +354,9 @@ class StateStore:
 
         def change(records: list[EvictionRecord], breaker: Breaker) -> Breaker:
             self._check_budgets(records, record)
-            records.append(record)
+            # Stamped as written, not as first tried: settle_after counts from here,
+            # however many 409s came before.
+            records.append(replace(record, at=rfc3339(self._clock())))
             return breaker
 
         self._update(change, refuse_when_suspended=True)
@@ -340,6 +484,26 @@ class StateStore:
             },
             "data": data,
         }
+
+
+def _missing_namespace(
+    namespace: str, setting: str, *, terminating: bool = False
+) -> MissingNamespaceError:
+    if terminating:
+        return MissingNamespaceError(
+            f'namespace "{namespace}" is being deleted: create it again once it is gone '
+            f"(kubectl create namespace {namespace}) or set {setting}"
+        )
+    return MissingNamespaceError(
+        f'namespace "{namespace}" not found: '
+        f"create it (kubectl create namespace {namespace}) or set {setting}"
+    )
+
+
+def _missing_permission(exc: ForbiddenError, grant: str, manifest: str) -> MissingPermissionError:
+    return MissingPermissionError(
+        f"{exc}: grant {grant} to the identity loadaware runs as (as deploy/base/{manifest} does)"
+    )
 
 
 def _breaker_json(breaker: Breaker) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from loadaware.runtime._metrics_dump import dump_metrics, fetch_cluster_usage, n
 from loadaware.runtime._offline import plan_from_files, timed_plan, with_solver
 from loadaware.runtime._round import RoundContext, RoundOptions, run_round
 from loadaware.runtime._schedule import Schedules, crontab_day_of_week, next_fire_time
-from loadaware.runtime._serve import HttpServer, Service, serve, serve_policy
+from loadaware.runtime._serve import HttpServer, Service, build_service, serve, serve_policy
 from loadaware.runtime._service_metrics import observe_round, push_metrics
 from loadaware.runtime._simulate import SimulationResult, simulate_round
 from loadaware.runtime._simulate_api import ApiSimulation, simulate_through_api
@@ -34,6 +34,7 @@ __all__ = [
     "SimulationResult",
     "Webhook",
     "api_client_from",
+    "build_service",
     "crontab_day_of_week",
     "dump_metrics",
     "fetch_cluster_usage",

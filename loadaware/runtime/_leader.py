@@ -17,6 +17,11 @@ the webhook. The rules, those of client-go's LeaseLock:
 
 is_leader() is computed from the last successful renewal each time it is
 asked, so a renewal loop that stalls cannot leave a replica believing it leads.
+
+A lease call that fails says why: the status code and the API's reason, and
+for a missing namespace (404 on create) or a missing permission (403) the fix.
+The cause is logged when it changes, not at every retry, and status() carries
+it until a call succeeds again, so /status and /readyz can show it.
 """
 
 from __future__ import annotations
@@ -36,11 +41,19 @@ import urllib3
 from kubernetes.client.exceptions import ApiException
 
 from loadaware import policy
-from loadaware.errors import ClusterError, ConflictError, NotFoundError
+from loadaware.errors import (
+    ClusterError,
+    ConflictError,
+    LoadawareError,
+    MissingNamespaceError,
+    MissingPermissionError,
+    NotFoundError,
+)
 
 log = logging.getLogger(__name__)
 
 RawLease = dict[str, Any]
+ERROR_MESSAGE_MAX_CHARS = 300
 
 
 class Elector(Protocol):
@@ -99,16 +112,40 @@ class _LeaseApi:
             response = call(*args, _preload_content=False, _request_timeout=self._timeout)
             return json.loads(response.data)
         except ApiException as exc:
-            error: type[ClusterError] = {404: NotFoundError, 409: ConflictError}.get(
-                exc.status or 0, ClusterError
-            )
-            raise error(f"{what} lease {self._namespace}/{self._name}: {exc.status}") from None
+            raise self._translated(what, exc) from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise ClusterError(
                 f"{what} lease {self._namespace}/{self._name}: API server unreachable "
                 f"({type(exc).__name__})",
                 reference="unreachable",
             ) from None
+
+    def _translated(self, what: str, exc: ApiException) -> LoadawareError:
+        status = _status_body(exc)
+        reason = status.get("reason") or exc.reason or ""
+        message = str(status.get("message") or "")[:ERROR_MESSAGE_MAX_CHARS]
+        cause = f"{what} lease {self._namespace}/{self._name}: {exc.status} {reason}".strip()
+        if message:
+            cause += f": {message}"
+        details = status.get("details") or {}
+        if exc.status == 404 and details.get("kind") == "namespaces":
+            # A create in a namespace that does not exist; a read there answers a
+            # plain 404 for the Lease, which is not yet an error.
+            return MissingNamespaceError(
+                f'namespace "{self._namespace}" not found: create it (kubectl create '
+                f"namespace {self._namespace}) or set serve.leaderElection.leaseNamespace"
+            )
+        if exc.status == 403:
+            return MissingPermissionError(
+                f"{cause}: grant get, create and update on coordination.k8s.io leases in "
+                f"namespace {self._namespace} to the identity loadaware runs as (as "
+                "deploy/overlays/serve/leader-election.yaml does), or set "
+                "serve.leaderElection.enabled: false for a single replica"
+            )
+        error: type[ClusterError] = {404: NotFoundError, 409: ConflictError}.get(
+            exc.status or 0, ClusterError
+        )
+        return error(cause)
 
     def read(self) -> RawLease | None:
         try:
@@ -168,6 +205,7 @@ class LeaseElector:
         self._observed_at = -float("inf")  # monotonic time it last changed
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name="leader-election", daemon=True)
+        self._error: str | None = None  # why the last attempt failed, "reference: message"
 
     # -- what the service asks ------------------------------------------------
 
@@ -178,6 +216,7 @@ class LeaseElector:
     def status(self) -> dict[str, Any]:
         with self._lock:
             spec = dict(self._observed or {})
+            error = self._error
         return {
             "enabled": True,
             "identity": self.identity,
@@ -186,6 +225,7 @@ class LeaseElector:
             "holder": spec.get("holderIdentity") or None,
             "renewTime": spec.get("renewTime"),
             "leaseTransitions": spec.get("leaseTransitions"),
+            "error": error,
         }
 
     def start(self) -> None:
@@ -207,15 +247,31 @@ class LeaseElector:
         while not self._stop.is_set():
             try:
                 self.try_acquire_or_renew()
-            except ClusterError as exc:
-                log.warning("leader election: lease call failed", extra={"reason": str(exc)})
-            except Exception:
-                log.exception("leader election: unexpected failure")
+                self._failed(None)
+            except LoadawareError as exc:
+                self._failed(f"{exc.reference}: {exc}")
+            except Exception as exc:
+                if self._failed(f"unexpected failure: {type(exc).__name__}"):
+                    log.exception("leader election: unexpected failure")
             # A leader that could not renew in time stops leading now, not at its next success.
             if self._leading and not self.is_leader():
                 log.warning("leader election: renew deadline passed; stepping down")
                 self._set_leading(False)
             self._stop.wait(self._retry)
+
+    def _failed(self, error: str | None) -> bool:
+        """Record why the last attempt failed (None: it succeeded); logs, and returns
+        True, only when that changed: a cause that lasts is said once, not every
+        retryPeriod."""
+        with self._lock:
+            previous, self._error = self._error, error
+        if error == previous:
+            return False
+        if error is not None:
+            log.warning("leader election: lease call failed", extra={"reason": error})
+        else:
+            log.warning("leader election: lease calls succeed again", extra={"reason": previous})
+        return True
 
     def try_acquire_or_renew(self) -> bool:
         """One attempt; True when this replica holds the lease afterwards."""
@@ -310,6 +366,15 @@ class LeaseElector:
             lease["spec"] = spec
             self._api.replace(lease)
             log.warning("leader election: lease released")
-        except ClusterError as exc:
+        except LoadawareError as exc:
             # The lease then expires by itself after leaseDuration.
             log.warning("leader election: could not release the lease", extra={"reason": str(exc)})
+
+
+def _status_body(exc: ApiException) -> dict[str, Any]:
+    """The Status object kube-apiserver sends with an error; {} for anything else."""
+    try:
+        body = json.loads(exc.body or "")
+    except (TypeError, ValueError):
+        return {}
+    return body if isinstance(body, dict) else {}

@@ -3,6 +3,12 @@
 Every trigger (`run --once`, a schedule, the Alertmanager webhook) calls
 run_round(). What it reads and writes comes in through RoundContext, so the
 same code runs against a real cluster, the simulated one, and in tests.
+
+Before anything else a round checks that its state can be kept (the state
+namespace exists, the ConfigMap may be read and written): otherwise it is
+refused with exit 2 and the fix, before a taint or an eviction. Then it
+settles the reservations earlier rounds left without an answer, so that a
+dropped connection does not hold a window budget until the window passes.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from loadaware import cluster, evict, metrics, plan, policy, report
-from loadaware.errors import ClusterError, RefusedError
+from loadaware.errors import ClusterError, RefusedError, SetupError
 from loadaware.runtime._offline import timed_plan
 
 log = logging.getLogger(__name__)
@@ -73,6 +79,14 @@ def run_round(
     )
     try:
         _run(settings, context, options, dry_run, record)
+    except SetupError as exc:
+        # Refused, with the input error's exit code: nothing was tried, and only the
+        # operator can fix it (the message says how).
+        record.status, record.reason, record.exit_code = (
+            "refused",
+            f"{exc.reference}: {exc}",
+            exc.exit_code,
+        )
     except RefusedError as exc:
         record.status, record.reason, record.exit_code = (
             "refused",
@@ -100,13 +114,21 @@ def _run(
     dry_run: bool,
     record: report.RoundRecord,
 ) -> None:
+    state = evict.StateStore(context.kube, settings, context.clock)
+    # A dry run writes no state and reads it as empty where the namespace is
+    # missing, so only a round that evicts needs the namespace; both need to be
+    # allowed to read the ConfigMap.
+    if not state.check_access(write=not dry_run):
+        log.warning(
+            "state namespace not found; a round that evicts would be refused",
+            extra={"round": record.round_id, "namespace": settings.state.namespace},
+        )
     if settings.steering.soft_taint and not dry_run:
         # A round that crashed may have left its taint behind.
         cleaned = evict.remove_leftover_taints(context.kube)
         record.leftover_taints_removed = cleaned
         if cleaned:
             log.warning("removed leftover hotspot taints", extra={"node": ",".join(cleaned)})
-    state = evict.StateStore(context.kube, settings, context.clock)
     if not dry_run:
         # Refused, not a noop: nothing is done on purpose, the record and the
         # refused-rounds metric say why, and a forgotten suspension shows up as
@@ -121,10 +143,16 @@ def _run(
             raise RefusedError(
                 f"open until {until} after: {breaker.reason}", reference="breaker-open"
             )
+    # Before the budgets are read, so that this round may use what was released.
+    # A dry run writes nothing, so it settles nothing either.
+    settled = (
+        _settle_pending(state, record) if not dry_run else {"released": [], "assumedEvicted": []}
+    )
     snapshot = context.read_cluster()
     usage = context.read_usage(snapshot)
     carried = state.carried_budget(plan.unavailable_by_workload(snapshot))
     record.budgets = _budgets_json(settings, carried)
+    record.budgets.update(settled)
     planned = timed_plan(
         snapshot,
         usage,
@@ -176,6 +204,45 @@ def _run(
         record.exit_code = EXIT_REFUSED
     elif any(o.result == "failed" for o in execution.outcomes):
         record.exit_code = EXIT_ERROR
+
+
+def _settle_pending(
+    state: evict.StateStore, record: report.RoundRecord
+) -> dict[str, list[dict[str, str]]]:
+    """Settle earlier rounds' unanswered reservations, as the audit record lists them
+    (budgets.released, budgets.assumedEvicted). A failure leaves them counted,
+    which is safe, and the round goes on."""
+    settled: dict[str, list[dict[str, str]]] = {"released": [], "assumedEvicted": []}
+    try:
+        settlements = state.settle_pending()
+    except ClusterError as exc:
+        log.warning(
+            "could not settle unanswered reservations",
+            extra={"round": record.round_id, "reason": f"{exc.reference}: {exc}"},
+        )
+        return settled
+    for settlement in settlements:
+        released = settlement.outcome == "released"
+        log.warning(
+            "released the reservation of an eviction that did not happen"
+            if released
+            else "kept the reservation of an unanswered eviction",
+            extra={
+                "round": record.round_id,
+                "pod": settlement.record.pod,
+                "reason": settlement.why,
+            },
+        )
+        settled["released" if released else "assumedEvicted"].append(
+            {
+                "pod": settlement.record.pod,
+                "uid": settlement.record.uid,
+                "round": settlement.record.round,
+                "reservedAt": settlement.record.at,
+                "why": settlement.why,
+            }
+        )
+    return settled
 
 
 class _Rechecker:

@@ -7,7 +7,8 @@ webhook's authentication):
     POST /alertmanager   the Alertmanager webhook (see _webhook)
     GET  /metrics        prometheus-client exposition (see _service_metrics)
     GET  /healthz        the process is serving
-    GET  /readyz         the Kubernetes API and the metrics source answer
+    GET  /readyz         the Kubernetes API and the metrics source answer, the state
+                         namespace and ConfigMap are usable, lease calls succeed
     GET  /status         JSON: running and recent rounds, next schedule fire
                          times, breaker, suspend switch and budget state, leadership
 
@@ -19,6 +20,13 @@ it. A trigger arriving during a round starts nothing and is counted
 running round stops evicting as soon as leadership is lost or SIGTERM arrives
 (the eviction in flight finishes, soft taints are removed by the executor on
 its way out), after which the lease is released.
+
+What only the operator can fix (the state or lease namespace missing, RBAC
+denying a call) is found at start and said once, with the fix: the readiness
+check that failed is logged when its answer changes, /readyz answers 503
+naming it, and /status shows a lease failure under `leader`. Each is checked
+again until it passes, so creating the namespace makes the replica ready
+without a restart.
 """
 
 from __future__ import annotations
@@ -36,6 +44,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
+
+import kubernetes.client
 
 from loadaware import cluster, evict, metrics, plan, policy, report
 from loadaware.errors import LoadawareError, PolicyError
@@ -110,6 +120,8 @@ class Service:
         self._run_round = run_round
         self._ready_checks = dict(ready_checks or {})
         self._ready_cache: tuple[float, bool, dict[str, str]] | None = None
+        self._ready_said: dict[str, str] = {}  # each check's answer as last logged
+        self._ready_lock = threading.Lock()
         self._lock = threading.Lock()  # guards _running, _recent, _stopping
         self._flight = threading.Lock()  # held for the whole of a round
         self._idle = threading.Condition(self._lock)
@@ -335,6 +347,9 @@ class Service:
         self.elector.start()
         self.schedules.start()
         self._publish_next_runs()
+        # Say at start what is wrong with the setup, without waiting for a probe,
+        # and without holding up the start for a slow metrics source.
+        threading.Thread(target=self.readiness, name="startup-checks", daemon=True).start()
         if self.settings.steering.soft_taint and not self.settings.dry_run:
             self._cleaner = threading.Thread(
                 target=self._remove_leftover_taints, name="leftover-taints", daemon=True
@@ -410,11 +425,27 @@ class Service:
                 results[name] = f"{exc.reference}: {exc}"[:300]
             except Exception as exc:
                 results[name] = type(exc).__name__
+        self._say_changes(results)
+        leader = self.elector.status()
+        if leader.get("enabled"):
+            # The elector logs its own failures when they change.
+            results["leaderElection"] = leader.get("error") or "ok"
         ready = all(v == "ok" for v in results.values()) and not self.stopping
         if self.stopping:
             results["service"] = "shutting down"
         self._ready_cache = (now, ready, results)
         return ready, results
+
+    def _say_changes(self, results: Mapping[str, str]) -> None:
+        """Log a check's answer when it changes: a cause that lasts is said once."""
+        with self._ready_lock:
+            changed = {k: v for k, v in results.items() if self._ready_said.get(k, "ok") != v}
+            self._ready_said.update(changed)
+        for name, answer in sorted(changed.items()):
+            if answer == "ok":
+                log.warning("readiness check passes again", extra={"reason": name})
+            else:
+                log.warning("readiness check failed", extra={"reason": f"{name}: {answer}"})
 
     def status(self) -> dict[str, Any]:
         with self._lock:
@@ -664,6 +695,43 @@ def serve(
         service.stop()
 
 
+def build_service(
+    settings: policy.LoadAwarePolicy,
+    api: kubernetes.client.ApiClient,
+    *,
+    identity: str | None = None,
+) -> Service:
+    """The Service `loadaware serve` runs: live rounds, the Lease (unless disabled),
+    and readiness checks of the API, the metrics source and the state."""
+    elector: _leader.Elector
+    if settings.serve.leader_election.enabled:
+        elector = _leader.LeaseElector(
+            api,
+            settings.serve.leader_election,
+            identity=identity,
+            on_change=lambda leading: _service_metrics.LEADER.set(1 if leading else 0),
+        )
+    else:
+        elector = _leader.AlwaysLeader(identity or _leader.default_identity())
+    context = _live.live_round_context(settings, api)
+
+    def check_state() -> None:
+        # As a round checks it: a policy that only dry-runs needs no namespace.
+        evict.StateStore(context.kube, settings, _utc_now).check_access(write=not settings.dry_run)
+
+    return Service(
+        settings,
+        context,
+        elector=elector,
+        read_secret=_live.secret_reader(api),
+        ready_checks={
+            "api": lambda: _live.check_api(api),
+            "metrics": _live.metrics_check(settings, api),
+            "state": check_state,
+        },
+    )
+
+
 def serve_policy(
     *,
     policy_file: str | os.PathLike[str],
@@ -675,26 +743,7 @@ def serve_policy(
     """`loadaware serve`: build everything from the policy and serve until SIGTERM/SIGINT."""
     settings = policy.load_policy(policy_file)
     api = _live.api_client_from(kubeconfig, context)
-    elector: _leader.Elector
-    if settings.serve.leader_election.enabled:
-        elector = _leader.LeaseElector(
-            api,
-            settings.serve.leader_election,
-            identity=identity,
-            on_change=lambda leading: _service_metrics.LEADER.set(1 if leading else 0),
-        )
-    else:
-        elector = _leader.AlwaysLeader(identity or _leader.default_identity())
-    service = Service(
-        settings,
-        _live.live_round_context(settings, api),
-        elector=elector,
-        read_secret=_live.secret_reader(api),
-        ready_checks={
-            "api": lambda: _live.check_api(api),
-            "metrics": _live.metrics_check(settings, api),
-        },
-    )
+    service = build_service(settings, api, identity=identity)
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: object) -> None:

@@ -52,6 +52,8 @@ def set_suspended(
     settings = policy.load_policy(policy_file)
     client = api or _live.api_client_from(kubeconfig, context)
     store = evict.StateStore(evict.Kube(client), settings, clock)
+    # A missing namespace or permission says so, with the fix, rather than as a 404.
+    store.check_access(write=True)
     suspension = store.set_suspended(suspended, by=by or default_actor(), reason=reason)
     return {
         "configMap": f"{settings.state.namespace}/{settings.state.config_map}",

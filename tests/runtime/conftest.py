@@ -120,6 +120,7 @@ class SwitchLeader:
     def __init__(self, leading: bool = True) -> None:
         self.identity = "test"
         self.leading = leading
+        self.error: str | None = None  # why lease calls fail, as LeaseElector reports it
 
     def is_leader(self) -> bool:
         return self.leading
@@ -131,7 +132,12 @@ class SwitchLeader:
         self.leading = False
 
     def status(self) -> dict[str, Any]:
-        return {"enabled": True, "identity": self.identity, "isLeader": self.leading}
+        return {
+            "enabled": True,
+            "identity": self.identity,
+            "isLeader": self.leading,
+            "error": self.error,
+        }
 
 
 @dataclass

@@ -3,9 +3,10 @@
 Covered: never two rounds at once whatever the mix of triggers (webhook,
 schedule, direct), a non-leader or a stopping service starting nothing, a
 running round asked to stop on SIGTERM and on lost leadership, /healthz,
-/readyz (each check named, 503 while one fails or while stopping), /status
-(running round, recent rounds, schedules, breaker, leader), /metrics, a round
-that raises counted as an error without stopping the service, listen addresses.
+/readyz (each check named, lease failures among them, 503 while one fails or
+while stopping), /status (running round, recent rounds, schedules, breaker,
+leader), /metrics, a round that raises counted as an error without stopping
+the service, listen addresses.
 """
 
 from __future__ import annotations
@@ -141,12 +142,18 @@ def test_readyz_names_each_check(running_service: ServiceFactory) -> None:
     run = running_service(ready_checks={"api": lambda: None, "metrics": metrics_check})
     status, body = run.get("/readyz")
     assert status == 200
-    assert json.loads(body)["checks"] == {"api": "ok", "metrics": "ok"}
+    assert json.loads(body)["checks"] == {"api": "ok", "metrics": "ok", "leaderElection": "ok"}
     state["metrics"] = False
     run.clock.advance(10)  # past the readiness cache
     status, body = run.get("/readyz")
     assert status == 503
     assert json.loads(body)["checks"]["metrics"].startswith("metrics-unreachable")
+    state["metrics"] = True
+    run.leader.error = 'missing-namespace: namespace "loadaware" not found'
+    run.clock.advance(10)
+    status, body = run.get("/readyz")
+    assert status == 503
+    assert json.loads(body)["checks"]["leaderElection"].startswith("missing-namespace")
 
 
 def test_status_reports_rounds_schedules_breaker_and_leader(
