@@ -7,7 +7,8 @@ Two dashboards:
 - cluster-hotspots.json: where the load is, from node-exporter and cAdvisor
   (kube-prometheus-stack names), and how loadaware classifies the nodes;
 - loadaware.json: what loadaware did: rounds, evictions, refusals, budgets,
-  breaker, solver, and whether the moves worked (eviction to Ready, bounces).
+  breaker, solver, and whether the moves worked (eviction to Ready, bounces,
+  landings against the plan).
 
 Every panel and every query uses the `datasource` template variable, so the
 dashboards import into any Grafana with any Prometheus data source. Queries
@@ -362,6 +363,41 @@ LOADAWARE = DashboardSpec(
                     ],
                     "Replacements that kube-scheduler put back on the node they were evicted "
                     "from: moves that achieved nothing. Should stay at zero.",
+                ),
+            ],
+        ),
+        RowSpec(
+            "Landings",
+            [
+                PanelSpec(
+                    "Landings by where",
+                    "timeseries",
+                    [
+                        Query(
+                            "sum by (where) (increase(loadaware_landings_total[$__rate_interval]))",
+                            "{{where}}",
+                        )
+                    ],
+                    "Verified replacements of live rounds by where they landed: planned (on "
+                    "the node the plan expected), elsewhere (another node), pending (not "
+                    "scheduled or not found). Off-plan landings mean the planner's model of "
+                    "the scheduler is off.",
+                ),
+                PanelSpec(
+                    "Landings off plan",
+                    "timeseries",
+                    [
+                        Query(
+                            'sum(increase(loadaware_landings_total{where!="planned"}[1h]))'
+                            " / sum(increase(loadaware_landings_total[1h]))",
+                            "off plan",
+                        )
+                    ],
+                    "Share of the last hour's verified replacements that did not land where "
+                    "planned, as alert LoadawareLandingsOffPlan sees it (it fires above 5%). "
+                    "No value while no replacement was verified in the hour.",
+                    unit="percentunit",
+                    max_value=1,
                 ),
             ],
         ),

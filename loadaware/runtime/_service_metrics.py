@@ -27,6 +27,19 @@ NODE_CLASSES: tuple[str, ...] = ("hot", "cold", "normal", "excluded")
 # raised something unexpected.
 ROUND_RESULTS: tuple[str, ...] = ("planned", "noop", "refused", "executed", "aborted", "error")
 WEBHOOK_RESULTS: tuple[str, ...] = ("accepted", "ignored", "coalesced", "rejected", "unauthorized")
+# Where a verified replacement ended up (ReplacementReport.landing), folded into
+# whether the model's expectedNode held: planned (expected), elsewhere (landed on
+# another node: cool, excluded, hot, source) or pending (not scheduled or gone).
+LANDING_WHERE: dict[str, str] = {
+    "expected": "planned",
+    "cool": "elsewhere",
+    "excluded": "elsewhere",
+    "hot": "elsewhere",
+    "source": "elsewhere",
+    "pending": "pending",
+    "not-found": "pending",
+}
+LANDINGS_WHERE: tuple[str, ...] = ("planned", "elsewhere", "pending")
 
 ROUNDS = Counter(
     "loadaware_rounds_total", "Rounds run, by trigger and result.", ["trigger", "result"]
@@ -96,6 +109,14 @@ BOUNCED = Counter(
     "loadaware_bounced_replacements_total",
     "Replacements that landed back on their source node or on another hot node.",
 )
+LANDINGS = Counter(
+    "loadaware_landings_total",
+    "Verified replacements of live rounds, by where they landed against the plan: "
+    "planned (on expectedNode), elsewhere (another node), pending (not scheduled or not found).",
+    ["where"],
+)
+for _where in LANDINGS_WHERE:
+    LANDINGS.labels(_where)  # at 0 from the start, so ratios and increases have a series
 EVICTION_TO_READY = Histogram(
     "loadaware_eviction_to_ready_seconds",
     "Time from an eviction to its replacement being Ready.",
@@ -187,6 +208,8 @@ def observe_round(record: report.RoundRecord, usage: metrics.Usage | None = None
         for replacement in execution.replacements:
             if replacement.landing in ("source", "hot"):
                 BOUNCED.inc()
+            if not execution.dry_run:
+                LANDINGS.labels(LANDING_WHERE.get(replacement.landing, "pending")).inc()
             if replacement.ready and replacement.seconds_to_ready is not None:
                 EVICTION_TO_READY.observe(replacement.seconds_to_ready)
 

@@ -36,6 +36,7 @@ SELF_ALERTS = {
     "LoadawareBreakerOpen",
     "LoadawareBudgetExhausted",
     "LoadawareLeaderMissing",
+    "LoadawareLandingsOffPlan",
 }
 HOTSPOT_ALERT = "LoadawareNodeHot"
 

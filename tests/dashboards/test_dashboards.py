@@ -59,6 +59,8 @@ REQUIRED_PANELS = {
         "Solver gap",
         "Eviction to Ready latency",
         "Bounced replacements",
+        "Landings by where",
+        "Landings off plan",
     },
 }
 
@@ -187,6 +189,10 @@ def _loadaware_history(start: float, end: float) -> tuple[list[Family], str]:
         "loadaware_budget_remaining", [({"budget": "total"}, 4.0), ({"budget": "window"}, 10.0)]
     )
     budgets.add({**standby, "budget": "window"}, ((t, 20.0) for t in moments))
+    # Per round: 1.8 replacements on plan, 0.15 elsewhere, 0.05 pending (10% off plan).
+    landings = Family("loadaware_landings", "counter")
+    for where, per_round in (("planned", 1.8), ("elsewhere", 0.15), ("pending", 0.05)):
+        landings.add({**leader, "where": where}, ((t, per_round * rounds(t)) for t in moments))
 
     families = [
         counter(
@@ -209,6 +215,7 @@ def _loadaware_history(start: float, end: float) -> tuple[list[Family], str]:
             2.0,
         ),
         counter("loadaware_bounced_replacements", [{}], 0.1),
+        landings,
         counter(
             "loadaware_webhook_notifications",
             [{"result": "accepted"}, {"result": "coalesced"}],

@@ -1,10 +1,11 @@
 """loadaware's own metrics, updated from a round's record.
 
 Covered: the stable names and label sets, counters moving by exactly what a
-round did (rounds, refusals by reason code, bounced replacements,
-eviction-to-Ready), gauges describing the last round (node classes, per-node
-utilisation with departed nodes removed, sample age, solver seconds and gap,
-budgets), the breaker from the state ConfigMap, and the Pushgateway push.
+round did (rounds, refusals by reason code, bounced replacements, landings
+against the plan in live rounds only, eviction-to-Ready), gauges describing
+the last round (node classes, per-node utilisation with departed nodes
+removed, sample age, solver seconds and gap, budgets), the breaker from the
+state ConfigMap, and the Pushgateway push.
 """
 
 from __future__ import annotations
@@ -235,3 +236,36 @@ def test_profile_counts() -> None:
     assert count("batch", "RemoveDuplicates", "skipped") == before[1] + 1
     assert count("default", "hotspot", "planned") == before[2] + 3
     assert count("default", "hotspot", "skipped") == 0
+
+
+def test_landings_by_where_in_live_rounds_only() -> None:
+    def landings(where: str) -> float | None:
+        return value("loadaware_landings_total", where=where)
+
+    for where in ("planned", "elsewhere", "pending"):
+        assert landings(where) is not None, f"{where} is not pre-created"
+    before = {where: landings(where) or 0 for where in ("planned", "elsewhere", "pending")}
+    record = executed_record()
+    assert record.execution is not None
+    record.execution.replacements.extend(
+        [
+            replacement("shop/c", "cool", 3.0),
+            replacement("shop/d", "excluded", 3.0),
+            replacement("shop/e", "hot", 3.0),
+            replacement("shop/f", "pending", None),
+            replacement("shop/g", "not-found", None),
+        ]
+    )
+    runtime.observe_round(record)
+    # expected; source, cool, excluded, hot; pending, not-found
+    assert landings("planned") == before["planned"] + 1
+    assert landings("elsewhere") == before["elsewhere"] + 4
+    assert landings("pending") == before["pending"] + 2
+
+    dry = executed_record()
+    assert dry.execution is not None
+    dry.dry_run = True
+    dry.execution.dry_run = True
+    runtime.observe_round(dry)
+    assert landings("planned") == before["planned"] + 1
+    assert landings("elsewhere") == before["elsewhere"] + 4
