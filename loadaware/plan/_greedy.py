@@ -193,23 +193,29 @@ def _best_cover(
     candidates: list[Candidate], excess: np.ndarray, allocatable: np.ndarray
 ) -> Candidate | None:
     """The smallest pod that covers the whole excess alone, else the one covering most of it."""
+    if not candidates:
+        return None
     needed = excess > 0
     scale = np.where(allocatable > 0, allocatable, 1.0)
+    # One matrix for all candidates: numpy calls on two-element rows, one pod at a
+    # time, cost more than the choice itself on large clusters.
+    usage = np.array([c.usage for c in candidates])
+    covered = (np.minimum(usage, excess)[:, needed] / scale[needed]).sum(axis=1)
+    covers_all = np.all(usage[:, needed] >= excess[needed], axis=1)
+    size = (usage / scale).sum(axis=1)
     best: Candidate | None = None
     best_key: tuple[float, float, float, float, str] | None = None
-    for cand in candidates:
-        covered = np.minimum(cand.usage, excess)[needed] / scale[needed]
-        cover = float(covered.sum())
+    for i, cand in enumerate(candidates):
+        cover = float(covered[i])
         if cover <= 0:
             continue
-        covers_all = bool(np.all(cand.usage[needed] >= excess[needed]))
-        size = float((cand.usage / scale).sum())
+        whole = bool(covers_all[i])
         # Lower is better: prefer-no-eviction pods last, then whole cover with the least
         # overshoot, then the largest partial cover, then lower priority, then name.
         key = (
             float(cand.prefer_no_eviction),
-            0.0 if covers_all else 1.0,
-            size if covers_all else -cover,
+            0.0 if whole else 1.0,
+            float(size[i]) if whole else -cover,
             float(cand.pod.priority),
             cand.pod.key,
         )
