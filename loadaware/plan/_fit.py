@@ -330,9 +330,64 @@ class Occupancy:
         # namespace -> label pair -> placed pods with it; built for a namespace when
         # its first spread selector is counted, so building counts is not a scan.
         self._pods_by_label: dict[str, dict[tuple[str, str], set[str]]] = {}
+        self._place_initial(pods)
+
+    def _place_initial(self, pods: Iterable[Pod]) -> None:
+        """Place the starting pods. Most pods carry no ports or affinity terms and no
+        index exists yet, so their requests are summed in bulk; the others, and any
+        pod listed twice, go through add()."""
+        index = self._index
+        plain_nodes: list[int] = []
+        plain_pods: list[Pod] = []
         for pod in pods:
-            if pod.node_name is not None and pod.node_name in self._index:
-                self.add(pod, pod.node_name)
+            i = index.get(pod.node_name) if pod.node_name is not None else None
+            if i is None:
+                continue
+            if pod.key in self._placed or (
+                pod.host_ports
+                or pod.required_pod_anti_affinity
+                or pod.required_pod_affinity
+                or pod.preferred_pod_affinity
+                or pod.preferred_pod_anti_affinity
+            ):
+                self.add(pod, pod.node_name or "")
+                continue
+            placed = self._placed[pod.key] = (pod, i)
+            self._pods_by_namespace.setdefault(pod.namespace, {})[pod.key] = placed
+            plain_nodes.append(i)
+            plain_pods.append(pod)
+        if not plain_pods:
+            return
+        count = len(plain_pods)
+        nodes = np.fromiter(plain_nodes, dtype=np.int64, count=count)
+        cpu = np.fromiter((p.cpu_request_millicores for p in plain_pods), np.int64, count=count)
+        mem = np.fromiter((p.memory_request_bytes for p in plain_pods), np.int64, count=count)
+        size = len(self._nodes)
+        sums = {
+            "cpu": np.bincount(nodes, weights=cpu, minlength=size),
+            "mem": np.bincount(nodes, weights=mem, minlength=size),
+            "pods": np.bincount(nodes, minlength=size),
+            "nz_cpu": np.bincount(
+                nodes, weights=np.where(cpu > 0, cpu, NONZERO_CPU_MILLICORES), minlength=size
+            ),
+            "nz_mem": np.bincount(
+                nodes, weights=np.where(mem > 0, mem, NONZERO_MEMORY_BYTES), minlength=size
+            ),
+        }
+        # Exact integers: bincount sums in float64, exact below 2**53 (bytes of
+        # memory summed per node stay far below it).
+        add_cpu, add_mem, add_pods, add_nz_cpu, add_nz_mem = (
+            np.rint(sums[k]).astype(np.int64) for k in ("cpu", "mem", "pods", "nz_cpu", "nz_mem")
+        )
+        self._req_cpu += add_cpu
+        self._req_mem += add_mem
+        self._req_pods += add_pods
+        self._nz_cpu += add_nz_cpu
+        self._nz_mem += add_nz_mem
+        for i in np.flatnonzero(add_pods).tolist():
+            self._cpu[i] += int(add_cpu[i])
+            self._mem[i] += int(add_mem[i])
+            self._pod_count[i] += int(add_pods[i])
 
     @classmethod
     def from_cluster(cls, cluster: ClusterState) -> Occupancy:
