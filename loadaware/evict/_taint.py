@@ -45,18 +45,11 @@ def check_steering_allowed(kube: Kube, node_name: str) -> None:
     server-side dry run of the patch goes through RBAC and admission and changes
     nothing."""
     try:
-        node = kube.read_node(node_name)
-        taints = [t for t in (node.get("spec") or {}).get("taints") or [] if not _is_ours(t)]
-        kube.set_node_taints(
-            node_name,
-            [*taints, dict(HOTSPOT_TAINT)],
-            node["metadata"]["resourceVersion"],
-            dry_run=True,
-        )
-    except ForbiddenError as exc:
+        _edit_taints(kube, node_name, add=True, dry_run=True)
+    except ForbiddenError as exc:  # reading the node was refused
         raise _forbidden(node_name, exc) from exc
-    except (ConflictError, NotFoundError):
-        return  # the node changed or went: permission is not what failed
+    except ConflictError:
+        return  # the node kept changing: permission is not what failed
 
 
 def _forbidden(node_name: str, exc: ForbiddenError) -> RefusedError:
@@ -91,7 +84,7 @@ def remove_taints_quietly(kube: Kube, node_names: Iterable[str]) -> list[str]:
     return failed
 
 
-def _edit_taints(kube: Kube, node_name: str, *, add: bool) -> None:
+def _edit_taints(kube: Kube, node_name: str, *, add: bool, dry_run: bool = False) -> None:
     for _attempt in range(MAX_ATTEMPTS):
         try:
             node = kube.read_node(node_name)
@@ -104,7 +97,9 @@ def _edit_taints(kube: Kube, node_name: str, *, add: bool) -> None:
         elif not had:
             return
         try:
-            kube.set_node_taints(node_name, taints, node["metadata"]["resourceVersion"])
+            kube.set_node_taints(
+                node_name, taints, node["metadata"]["resourceVersion"], dry_run=dry_run
+            )
             return
         except ForbiddenError as exc:
             raise _forbidden(node_name, exc) from exc

@@ -71,6 +71,8 @@ _TermKey: TypeAlias = tuple[object, ...]
 _GroupId: TypeAlias = tuple[str, _TermKey]  # (namespace of the pod holding the term, term)
 _Bucket: TypeAlias = tuple[str | None, tuple[str, str] | None]
 _K = TypeVar("_K")
+# A group of placed pods holding one term: _AntiAffinityGroup or ScoreGroup.
+_G = TypeVar("_G", "_AntiAffinityGroup", "ScoreGroup")
 
 
 def tolerates(tolerations: Sequence[Toleration], taint: Taint) -> bool:
@@ -652,11 +654,15 @@ class Occupancy:
 
     def score_groups_selecting(self, pod: Pod) -> Iterator[ScoreGroup]:
         """Placed pods' scoring terms (ScoreGroup) that select `pod`, with holders."""
-        if not self._score_buckets:
+        return self._groups_selecting(pod, self._score_buckets)
+
+    def _groups_selecting(self, pod: Pod, buckets: Mapping[_Bucket, list[_G]]) -> Iterator[_G]:
+        """The groups filed in `buckets` whose term selects `pod` and that have holders."""
+        if not buckets:
             return
         seen: set[int] = set()
         for bucket in _buckets_of(pod):
-            for group in self._score_buckets.get(bucket, ()):
+            for group in buckets.get(bucket, ()):
                 if id(group) in seen or not group.counts:
                     continue
                 seen.add(id(group))
@@ -664,18 +670,6 @@ class Occupancy:
                     group.namespace, pod.namespace, pod.labels, self._namespace_labels
                 ):
                     yield group
-
-    def _anti_groups_selecting(self, pod: Pod) -> Iterator[tuple[_GroupId, _AntiAffinityGroup]]:
-        seen: set[int] = set()
-        for bucket in _buckets_of(pod):
-            for group in self._anti_buckets.get(bucket, ()):
-                if id(group) in seen or not group.counts:
-                    continue
-                seen.add(id(group))
-                if group.term.selects(
-                    group.namespace, pod.namespace, pod.labels, self._namespace_labels
-                ):
-                    yield (group.namespace, self._key_of(group.term)), group
 
     # --- the checks ---
 
@@ -830,7 +824,8 @@ class Occupancy:
                 if count - (value == own_value) > 0:
                     values.add(value)
         own = self._own_holdings(placed)
-        for gid, group in self._anti_groups_selecting(pod):
+        for group in self._groups_selecting(pod, self._anti_buckets):
+            gid = (group.namespace, self._key_of(group.term))
             values = blocked.setdefault(group.term.topology_key, set())
             for value, count in group.counts.items():
                 if own:

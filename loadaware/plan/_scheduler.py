@@ -109,12 +109,17 @@ class NodeScores:
             return self.indexes
         return np.flatnonzero(self.totals == self.totals.max())
 
+    def best_names(self, node_names: Sequence[str]) -> tuple[str, ...]:
+        """The names of the best-scoring nodes, sorted: kube-scheduler's random pick
+        is among them. `node_names` are the occupancy's, in its order."""
+        return tuple(sorted(node_names[int(self.indexes[p])] for p in self.best()))
+
     def with_steering(self, steer: _fit.BoolArray) -> _fit.IntArray:
         """Totals when loadaware's soft taint is added to the nodes `steer` marks
         (positions into `indexes`)."""
         if self.tolerates_steering or not steer.any():
             return self.totals
-        before = _normalised_taint_score(self.soft_taints)
+        before = self.plugins["TaintToleration"]
         after = _normalised_taint_score(self.soft_taints + steer)
         return self.totals + TAINT_TOLERATION_WEIGHT * (after - before)
 
@@ -153,8 +158,7 @@ def best_nodes(
         extra_taints=extra_taints,
         terminating=terminating,
     )
-    names = occupancy.node_names
-    return tuple(sorted(names[int(scores.indexes[p])] for p in scores.best()))
+    return scores.best_names(occupancy.node_names)
 
 
 def predict_replacement(
@@ -169,8 +173,7 @@ def predict_replacement(
     scores = score_replacement(
         pod, occupancy, occupancy.node_indexes(node_names), extra_taints=extra_taints
     )
-    names = occupancy.node_names
-    return tuple(sorted(names[int(scores.indexes[p])] for p in scores.best()))
+    return scores.best_names(occupancy.node_names)
 
 
 def score_replacement(
@@ -436,18 +439,15 @@ def _topology_spread(
     # with the system defaults every node takes part.
     require_all = bool(pod.topology_spread_constraints)
     ignored = np.zeros(len(feasible), dtype=np.bool_)
-    codes_of = [occupancy.domain_codes(key)[0] for key, _skew, _sel in constraints]
-
-    def code_of(key: str) -> Mapping[str, int]:
-        return occupancy.domain_codes(key)[1]
+    domains = [occupancy.domain_codes(key) for key, _skew, _sel in constraints]
 
     if require_all:
-        for codes in codes_of:
+        for codes, _values in domains:
             ignored |= codes[feasible] < 0
     considered = feasible[~ignored]
     include = occupancy.affinity_mask(pod)
     raw = np.zeros(len(feasible), dtype=np.float64)
-    for (key, max_skew, selector), codes in zip(constraints, codes_of, strict=True):
+    for (key, max_skew, selector), (codes, values) in zip(constraints, domains, strict=True):
         counts = occupancy.spread_counts(pod.namespace, selector)
         gone = [
             i
@@ -470,7 +470,7 @@ def _topology_spread(
             # empty-valued domain, as the Go code's map lookup does. Codes shift by
             # one so that "no such label" (-1) is a bin too.
             shifted = codes + 1
-            present = np.bincount(shifted[considered], minlength=len(code_of(key)) + 1) > 0
+            present = np.bincount(shifted[considered], minlength=len(values) + 1) > 0
             size = int(present.sum())
             member = present[shifted] & include
             totals = np.bincount(shifted[member], weights=counts[member], minlength=len(present))

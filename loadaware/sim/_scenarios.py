@@ -346,6 +346,29 @@ _WORDS_B = (
 # fmt: on
 
 
+def _coredns_workload(replicas: int) -> _Workload:
+    """The cluster DNS every scenario runs (system-critical, never a candidate)."""
+    return _Workload(
+        kind="Deployment",
+        namespace="kube-system",
+        name="coredns",
+        team="platform",
+        replicas=replicas,
+        cpu_m=100,
+        memory_b=70 * MiB,
+        scalable=False,
+        limits="burst",
+        tolerations="critical",
+        priority_class="system-cluster-critical",
+        priority=2000000000,
+        pdb=("maxUnavailable", 1),
+        cpu_ratio=0.4,
+        memory_ratio=0.6,
+        image="registry.example.com/platform/coredns:1.11.3",
+        service_account="coredns",
+    )
+
+
 def _daemonset_workloads() -> list[_Workload]:
     """The node agents every cluster runs, one pod per node: kube-proxy, node-exporter,
     log-agent."""
@@ -740,27 +763,7 @@ class _Generator:
         n_default_up = int(((self.node_class != "down") & self.schedulable).sum())
         has_batch = "batch" in self.node_pool
         w: list[_Workload] = _daemonset_workloads()
-        w.append(
-            _Workload(
-                kind="Deployment",
-                namespace="kube-system",
-                name="coredns",
-                team="platform",
-                replicas=int(np.clip(n // 16 + 1, 2, 40)),
-                cpu_m=100,
-                memory_b=70 * MiB,
-                scalable=False,
-                limits="burst",
-                tolerations="critical",
-                priority_class="system-cluster-critical",
-                priority=2000000000,
-                pdb=("maxUnavailable", 1),
-                cpu_ratio=0.4,
-                memory_ratio=0.6,
-                image="registry.example.com/platform/coredns:1.11.3",
-                service_account="coredns",
-            )
-        )
+        w.append(_coredns_workload(int(np.clip(n // 16 + 1, 2, 40))))
         w.append(
             _Workload(
                 kind="Deployment",
@@ -2217,25 +2220,7 @@ class _WarmIdle(_Generator):
         warm: dict[str, Any] = {"cpu_ratio": 11.5, "memory_ratio": 5.5}
         self.workloads = [
             *_daemonset_workloads(),
-            _Workload(
-                kind="Deployment",
-                namespace="kube-system",
-                name="coredns",
-                team="platform",
-                replicas=0,
-                cpu_m=100,
-                memory_b=70 * MiB,
-                scalable=False,
-                limits="burst",
-                tolerations="critical",
-                priority_class="system-cluster-critical",
-                priority=2000000000,
-                pdb=("maxUnavailable", 1),
-                cpu_ratio=0.4,
-                memory_ratio=0.6,
-                image="registry.example.com/platform/coredns:1.11.3",
-                service_account="coredns",
-            ),
+            _coredns_workload(0),
             app("shop", "checkout-api", 650, 2560 * MiB, pdb=("maxUnavailable", "50%"), **burst),
             app("catalog", "catalog-api", 650, 2560 * MiB, **burst),
             app("search", "search-frontend", 650, 2560 * MiB, **burst),
