@@ -215,6 +215,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         policy_file=args.policy,
         now=now,
         solver=args.solver,
+        freeze_loaded=True,
     )
     _print_plan(result, args.output, args.all_nodes)
     return _plan_exit_code(result)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import gc
 import os
 import time
 
@@ -44,8 +45,15 @@ def plan_from_files(
     policy_file: str | os.PathLike[str],
     now: datetime.datetime,
     solver: str | None = None,
+    freeze_loaded: bool = False,
 ) -> plan.Plan:
+    """Plan from the files. `freeze_loaded` (a process that plans once, as the CLI):
+    the loaded cluster lives until exit, so it is moved out of the collector's reach
+    (gc.freeze) and not scanned again at every collection while the planner
+    allocates (2-3 s at 150,000 pods)."""
     settings = with_solver(policy.load_policy(policy_file), solver)
     state = cluster.load_cluster_file(cluster_file)
     usage = metrics.load_metrics_file(metrics_file)
+    if freeze_loaded:
+        gc.freeze()
     return timed_plan(state, usage, settings, now)
