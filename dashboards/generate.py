@@ -402,6 +402,48 @@ LOADAWARE = DashboardSpec(
             ],
         ),
         RowSpec(
+            "Relief proof",
+            [
+                PanelSpec(
+                    "Relief verdicts",
+                    "timeseries",
+                    [
+                        Query(
+                            "sum by (role, verdict) "
+                            "(increase(loadaware_relief_nodes_total[$__rate_interval]))",
+                            "{{role}} {{verdict}}",
+                        )
+                    ],
+                    "Nodes judged after live rounds on samples that cover only the time after "
+                    "the moves. relieved: at or under its targets; improved: lower, still "
+                    "over; not-improved and turned-hot (a landing node now over its targets) "
+                    "open the breaker; unverified: no such sample within verify.reliefTimeout.",
+                ),
+                PanelSpec(
+                    "Model error",
+                    "timeseries",
+                    [
+                        Query(
+                            "histogram_quantile(0.9, sum by (le, role) "
+                            "(increase(loadaware_model_error_ratio_bucket[$__rate_interval])))",
+                            "p90 {{role}}",
+                        ),
+                        Query(
+                            "sum by (role) (increase(loadaware_model_error_ratio_sum"
+                            "[$__rate_interval])) / sum by (role) "
+                            "(increase(loadaware_model_error_ratio_count[$__rate_interval]))",
+                            "mean {{role}}",
+                        ),
+                    ],
+                    "How far the utilisation observed after the moves was from what the plan "
+                    "expected, per judged node and resource (absolute, as a fraction of "
+                    "allocatable). Growing errors mean pods use something else on their new "
+                    "nodes than they did on the old.",
+                    unit="percentunit",
+                ),
+            ],
+        ),
+        RowSpec(
             "Safety",
             [
                 PanelSpec(

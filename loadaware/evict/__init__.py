@@ -19,6 +19,7 @@ from loadaware.evict._state import (
     StateStore,
     SuspendedError,
     Suspension,
+    parse_rfc3339,
     rfc3339,
 )
 from loadaware.evict._taint import (
@@ -43,6 +44,7 @@ __all__ = [
     "SuspendedError",
     "Suspension",
     "add_hotspot_taint",
+    "parse_rfc3339",
     "record_outcome",
     "remove_hotspot_taint",
     "remove_leftover_taints",

@@ -58,6 +58,10 @@ class ReplacementReport:
     ready: bool
     seconds_to_ready: float | None
     landing: Landing
+    ready_at: datetime.datetime | None = None  # when it was first seen Ready
+    # By when the evicted pod had stopped using its node: its deletionTimestamp (the
+    # kubelet's deadline), or when it was first seen gone; None: never seen either.
+    predecessor_stopped_by: datetime.datetime | None = None
 
 
 # Evictions that clean up rather than move: a Failed pod's controller replaced it
@@ -89,6 +93,8 @@ class _Waiting:
     labels: dict[str, str]
     known_uids: set[str]
     evicted_at: datetime.datetime
+    evicted_uid: str = ""
+    stopped_by: datetime.datetime | None = None
 
 
 class Executor:
@@ -314,6 +320,7 @@ class Executor:
             labels=dict(pod.labels),
             known_uids=known,
             evicted_at=now,
+            evicted_uid=eviction.uid or pod.uid,
         )
 
     def _settle(self, record: _state.EvictionRecord, outcome: _state.Outcome) -> None:
@@ -423,6 +430,8 @@ class Executor:
                 ready=ready,
                 seconds_to_ready=seconds,
                 landing=landing,
+                ready_at=self._clock() if ready else None,
+                predecessor_stopped_by=waiting.stopped_by,
             )
         )
         problem: str | None = None
@@ -450,9 +459,11 @@ class Executor:
     def _replacement(self, waiting: _Waiting) -> RawObject | None:
         namespace = waiting.eviction.pod.partition("/")[0]
         selector = ",".join(f"{k}={v}" for k, v in sorted(waiting.labels.items()))
+        listed = self._kube.list_pods(namespace, selector)
+        _note_predecessor(waiting, listed, self._clock())
         fresh = [
             p
-            for p in self._kube.list_pods(namespace, selector)
+            for p in listed
             if p["metadata"].get("uid") not in waiting.known_uids
             and not p["metadata"].get("deletionTimestamp")
             and _controlled_by(p, waiting.owner_uid)
@@ -472,6 +483,20 @@ class Executor:
             self._state.open_breaker(until, reason)
         except ClusterError:
             log.error("could not persist the open breaker", extra={"reason": reason})
+
+
+def _note_predecessor(waiting: _Waiting, listed: list[RawObject], now: datetime.datetime) -> None:
+    """Learn by when the evicted pod stopped, from the same list that finds its
+    replacement: relief is judged on samples taken after that."""
+    if waiting.stopped_by is not None or not waiting.evicted_uid:
+        return
+    for pod in listed:
+        meta = pod["metadata"]
+        if meta.get("uid") == waiting.evicted_uid:
+            # Not yet gone: the kubelet stops it by its deletionTimestamp at the latest.
+            waiting.stopped_by = _state.parse_rfc3339(meta.get("deletionTimestamp"))
+            return
+    waiting.stopped_by = now
 
 
 def _controlled_by(pod: RawObject, owner_uid: str) -> bool:

@@ -517,3 +517,14 @@ def _breaker_json(breaker: Breaker) -> dict[str, Any]:
 
 def rfc3339(moment: datetime.datetime) -> str:
     return moment.astimezone(datetime.UTC).isoformat().replace("+00:00", "Z")
+
+
+def parse_rfc3339(text: object) -> datetime.datetime | None:
+    """An RFC 3339 time from the API (None when missing or not a time)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=datetime.UTC)

@@ -97,6 +97,7 @@ class MetricsServerProvider:
                 cpu_cores=sum(s.cpu_cores for s in samples),
                 memory_bytes=sum(s.memory_bytes for s in samples),
                 timestamp=samples[0].timestamp,
+                window_seconds=samples[0].window_seconds,
             )
             _put(pods, key, total, "pod")
         notes = {
@@ -169,7 +170,7 @@ def _sample(usage: Any, item: Mapping[str, Any], plural: str, key: str) -> Usage
         raise _malformed(plural, key, str(exc)) from None
     if window <= 0:
         raise _malformed(plural, key, f"window {item.get('window')!r} is not positive")
-    return UsageSample(cpu_cores=cpu, memory_bytes=memory, timestamp=moment)
+    return UsageSample(cpu_cores=cpu, memory_bytes=memory, timestamp=moment, window_seconds=window)
 
 
 def _put(samples: dict[str, UsageSample], key: str, sample: UsageSample, kind: str) -> None:

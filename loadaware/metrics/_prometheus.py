@@ -224,7 +224,11 @@ class PrometheusProvider:
             }
             jobs: dict[tuple[str, str], concurrent.futures.Future[_Series]] = {}
             history_job = None
-            for (kind, text), what in self.instant_queries(with_history=with_history).items():
+            asked = self.instant_queries(with_history=with_history)
+            if not wanted_pods:
+                # Node values alone (the relief check after a round): no pod answers.
+                asked = {key: what for key, what in asked.items() if key[0] == _NODE}
+            for (kind, text), what in asked.items():
                 jobs[(kind, text)] = pool.submit(parse[kind], text, what)
                 if with_history and history_job is None and kind != _POD_VALUE:
                     # After the pod values: the range query is the slowest of the rest.
@@ -240,23 +244,7 @@ class PrometheusProvider:
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
 
-            pod_values = [results[(_POD_VALUE, self._queries[n].value)] for n in POD_RESOURCES]
-            stamps: dict[str, _Series] = {}
-            dated = None
-            for name in POD_RESOURCES:
-                text = self._queries[name].timestamp
-                if text != _POD_SAMPLE_TIME:
-                    stamps[name] = results[(_POD, text)]
-                    continue
-                if dated is None:
-                    dated = self._date_pods(
-                        client,
-                        pod_values,
-                        results[(_SCRAPE, _NODE_SCRAPE_TIME)].values,
-                        results[(_POD, self._own_time_query())],
-                        now,
-                    )
-                stamps[name] = dated
+            pods = self._pods(client, results, now) if wanted_pods else {}
             nodes, notes, missing = _assemble(
                 wanted_nodes,
                 [
@@ -268,7 +256,6 @@ class PrometheusProvider:
                     for n in NODE_RESOURCES
                 ],
             )
-            pods = _assemble_pods(*pod_values, stamps["podCpu"], stamps["podMemory"])
             last_seen = self._last_seen(client, missing, now) if missing else {}
         return Usage(
             collected_at=now,
@@ -278,6 +265,32 @@ class PrometheusProvider:
             last_seen=last_seen,
             notes=notes,
         )
+
+    def _pods(
+        self,
+        client: _Client,
+        results: Mapping[tuple[str, str], _Series],
+        now: datetime.datetime,
+    ) -> dict[str, UsageSample]:
+        """The pod samples from the pod value and sample-time answers."""
+        pod_values = [results[(_POD_VALUE, self._queries[n].value)] for n in POD_RESOURCES]
+        stamps: dict[str, _Series] = {}
+        dated = None
+        for name in POD_RESOURCES:
+            text = self._queries[name].timestamp
+            if text != _POD_SAMPLE_TIME:
+                stamps[name] = results[(_POD, text)]
+                continue
+            if dated is None:
+                dated = self._date_pods(
+                    client,
+                    pod_values,
+                    results[(_SCRAPE, _NODE_SCRAPE_TIME)].values,
+                    results[(_POD, self._own_time_query())],
+                    now,
+                )
+            stamps[name] = dated
+        return _assemble_pods(*pod_values, stamps["podCpu"], stamps["podMemory"])
 
     def instant_queries(self, *, with_history: bool) -> dict[tuple[str, str], str]:
         """The instant queries of a round, each once, in the order asked: (kind,

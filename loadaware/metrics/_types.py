@@ -14,6 +14,9 @@ class UsageSample:
     # Time of the newest underlying sample, never a query's evaluation time:
     # staleness is judged from this.
     timestamp: datetime.datetime
+    # The value reflects [timestamp - window, timestamp] (metrics-server's window);
+    # 0 where the source says nothing (see runtime/_relief for Prometheus' rate window).
+    window_seconds: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -421,6 +421,14 @@ def _node_reports(
             before={r: round(float(before[i, k]), 4) for k, r in enumerate(RESOURCES)},
             after={r: round(float(after[i, k]), 4) for k, r in enumerate(RESOURCES)},
             note=notes.get(i, table.notes[i]),
+            low=_judged(table.low[i]),
+            high=_judged(table.high[i]),
         )
         for i, name in enumerate(table.names)
     )
+
+
+def _judged(ratios: np.ndarray) -> dict[str, float]:
+    return {
+        r: round(float(ratios[k]), 4) for k, r in enumerate(RESOURCES) if not np.isnan(ratios[k])
+    }

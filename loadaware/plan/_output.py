@@ -32,6 +32,8 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
                 "before": dict(n.before),
                 "after": dict(n.after),
                 **({"note": n.note} if n.note else {}),
+                **({"thresholds": dict(n.low)} if n.low else {}),
+                **({"targetThresholds": dict(n.high)} if n.high else {}),
             }
             for n in plan.nodes
         ],

@@ -35,6 +35,9 @@ class NodeReport:
     before: Mapping[str, float]  # utilisation ratio (0-1) of allocatable per resource
     after: Mapping[str, float]
     note: str = ""  # why excluded, or why a hot node could not be relieved
+    # The pool's thresholds and targetThresholds as ratios, for the judged resources only.
+    low: Mapping[str, float] = field(default_factory=dict)
+    high: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

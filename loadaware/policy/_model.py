@@ -98,7 +98,17 @@ class PrometheusSource(_Model):
     # The label naming the node on node-level series; a `:port` suffix is ignored.
     node_label: str = "instance"
     rate_window: Duration = datetime.timedelta(minutes=5)
+    # How often Prometheus scrapes node-exporter and cAdvisor: how often a relief
+    # check after a round looks for a newer sample (kube-prometheus-stack: 30s).
+    scrape_interval: Duration = datetime.timedelta(seconds=30)
     queries: PrometheusQueries = PrometheusQueries()
+
+    @field_validator("scrape_interval")
+    @classmethod
+    def _positive_interval(cls, value: datetime.timedelta) -> datetime.timedelta:
+        if value <= datetime.timedelta(0):
+            raise ValueError("must be a positive duration")
+        return value
 
     @model_validator(mode="after")
     def _one_token_source(self) -> PrometheusSource:
@@ -280,6 +290,18 @@ class VerifySettings(_Model):
     timeout: Duration = datetime.timedelta(minutes=5)
     # After a failed verification no round evicts for this long.
     breaker_cooldown: Duration = datetime.timedelta(minutes=30)
+    # How long, once the replacements are Ready and the evicted pods gone, to wait
+    # for samples that cover only the time after the moves. None: derived from the
+    # source (Prometheus: rateWindow plus two scrapeIntervals; metrics-server: two
+    # of its resolutions, read from the samples' window).
+    relief_timeout: Duration | None = None
+
+    @field_validator("relief_timeout")
+    @classmethod
+    def _positive_timeout(cls, value: datetime.timedelta | None) -> datetime.timedelta | None:
+        if value is not None and value <= datetime.timedelta(0):
+            raise ValueError("must be a positive duration (or unset: derived from the source)")
+        return value
 
 
 class StateSettings(_Model):

@@ -14,10 +14,36 @@ from loadaware import evict, plan
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NodeRelief:
+    """One node the round changed, judged on a sample taken after the change.
+
+    role "relieved": a hot node pods were moved off; verdict relieved (at or
+    under its targets), improved (lower than before, still over), not improved,
+    or unverified. role "landing": a node replacements landed on; verdict
+    within targets, turned hot, or unverified. `why` says why unverified."""
+
     node: str
     before: Mapping[str, float]
     expected: Mapping[str, float]
-    observed: Mapping[str, float] | None  # None: no fresh sample after the evictions yet
+    observed: Mapping[str, float] | None  # None: no sample covering only time after the change
+    role: str = "relieved"
+    verdict: str = "unverified"
+    why: str = ""
+    targets: Mapping[str, float] = field(default_factory=dict)
+    # The sample must cover only time after this: the evicted pods stopped, the
+    # replacements Ready.
+    changed_by: datetime.datetime | None = None
+    sample_time: datetime.datetime | None = None
+    covers_from: datetime.datetime | None = None
+
+    def error(self) -> dict[str, float]:
+        """|observed - expected| per resource (utilisation ratio), where observed."""
+        if self.observed is None:
+            return {}
+        return {
+            r: round(abs(self.observed[r] - self.expected[r]), 4)
+            for r in self.observed
+            if r in self.expected
+        }
 
 
 @dataclass(kw_only=True)
@@ -33,6 +59,8 @@ class RoundRecord:
     execution: evict.ExecutionReport | None = None
     relief: list[NodeRelief] = field(default_factory=list)
     relief_verdict: str = ""
+    # How the relief check waited: timeoutSeconds, pollSeconds, waitedSeconds, reads.
+    relief_wait: dict[str, Any] = field(default_factory=dict)
     budgets: dict[str, Any] = field(default_factory=dict)
     # Steering taints a killed round had left, removed before this one planned.
     leftover_taints_removed: list[str] = field(default_factory=list)
@@ -87,15 +115,10 @@ def round_to_json(record: RoundRecord) -> dict[str, Any]:
                 }
                 for r in (execution.replacements if execution else [])
             ],
-            "relief": [
-                {
-                    "node": r.node,
-                    "before": dict(r.before),
-                    "expected": dict(r.expected),
-                    "observed": dict(r.observed) if r.observed is not None else None,
-                }
-                for r in record.relief
-            ],
+            "relief": [relief_to_json(r) for r in record.relief if r.role == "relieved"],
+            "landingNodes": [relief_to_json(r) for r in record.relief if r.role == "landing"],
+            "evidence": record.relief_wait,
+            "modelError": model_error(record.relief),
             "verdict": record.relief_verdict,
             "breaker": execution.breaker if execution else None,
             "stopped": execution.stopped if execution else None,
@@ -111,4 +134,32 @@ def round_to_json(record: RoundRecord) -> dict[str, Any]:
             "cordoned": execution.cordoned if execution else [],
         },
         "budgets": record.budgets,
+    }
+
+
+def relief_to_json(relief: NodeRelief) -> dict[str, Any]:
+    return {
+        "node": relief.node,
+        "verdict": relief.verdict,
+        **({"why": relief.why} if relief.why else {}),
+        "before": dict(relief.before),
+        "expected": dict(relief.expected),
+        "observed": dict(relief.observed) if relief.observed is not None else None,
+        "targets": dict(relief.targets),
+        "changedBy": _time(relief.changed_by),
+        "sampleTime": _time(relief.sample_time),
+        "coversFrom": _time(relief.covers_from),
+    }
+
+
+def model_error(relief: list[NodeRelief]) -> dict[str, dict[str, float]]:
+    """The mean absolute error of expected against observed utilisation, per role
+    and resource, over the nodes with an observation."""
+    errors: dict[str, dict[str, list[float]]] = {}
+    for row in relief:
+        for resource, value in row.error().items():
+            errors.setdefault(row.role, {}).setdefault(resource, []).append(value)
+    return {
+        role: {r: round(sum(v) / len(v), 4) for r, v in by_resource.items()}
+        for role, by_resource in errors.items()
     }

@@ -8,8 +8,11 @@ mail attachment or in a CI artifact viewer.
 
 Per node, grouped by class: utilisation before, expected by the plan, and
 observed after the evictions (audit records with verification only), per
-resource. Then the evictions with their reasons (and results), the budgets
-used, and the solver with its optimality gap.
+resource, with the pool's thresholds and targetThresholds marked on each bar.
+Then, for a round, the relief check: each relieved and landing node's verdict
+with the sample it was judged on, and the model's error. Then the evictions
+with their reasons (and results), the budgets used, and the solver with its
+optimality gap.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import html
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 CLASS_ORDER = ("hot", "excluded", "normal", "cold")
@@ -32,6 +35,8 @@ _SERIES = (  # name, colour, label
     ("expected", "#2471a3", "expected"),
     ("observed", "#1e8449", "observed"),
 )
+_THRESHOLD_COLOUR = "#5dade2"  # under every threshold: cold
+_TARGET_COLOUR = "#e67e22"  # over any target threshold: hot
 _CSS = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #1b1b1b; background: #fff; }
 h1 { font-size: 20px; margin: 0 0 4px; }
@@ -60,6 +65,8 @@ class _NodeView:
     expected: Mapping[str, float]
     observed: Mapping[str, float] | None
     note: str = ""
+    low: Mapping[str, float] = field(default_factory=dict)  # thresholds (ratios)
+    high: Mapping[str, float] = field(default_factory=dict)  # targetThresholds (ratios)
 
 
 def _e(value: object) -> str:
@@ -105,6 +112,19 @@ def _bars(view: _NodeView, resource: str) -> str:
         f'<line x1="{mark:.1f}" y1="0" x2="{mark:.1f}" y2="{height}" stroke="#333" '
         'stroke-dasharray="2,2"/>'
     )
+    for limits, colour, label in (
+        (view.low, _THRESHOLD_COLOUR, "threshold"),
+        (view.high, _TARGET_COLOUR, "target threshold"),
+    ):
+        limit = limits.get(resource)
+        if limit is None:
+            continue
+        x = max(0.0, min(1.2, limit)) / 1.2 * _BAR_WIDTH
+        parts.append(
+            f'<line x1="{x:.1f}" y1="0" x2="{x:.1f}" y2="{height}" stroke="{colour}" '
+            f'stroke-width="2" class="{label.replace(" ", "-")}">'
+            f"<title>{label}: {_percent(limit)}</title></line>"
+        )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -120,7 +140,9 @@ def _nodes_section(views: Sequence[_NodeView]) -> str:
     )
     out = [
         "<h2>Nodes</h2>",
-        f'<p class="legend">{legend}<span class="muted">dashed line: 100% of allocatable'
+        f'<p class="legend">{legend}<span class="muted">dashed line: 100% of allocatable; '
+        f'<span style="color:{_THRESHOLD_COLOUR}">&#9474;</span> thresholds, '
+        f'<span style="color:{_TARGET_COLOUR}">&#9474;</span> targetThresholds'
         "</span></p>",
     ]
     order = {name: index for index, name in enumerate(CLASS_ORDER)}
@@ -280,9 +302,45 @@ def _plan_views(
             expected=node.get("after") or {},
             observed=observed.get(node["name"]),
             note=node.get("note", ""),
+            low=node.get("thresholds") or {},
+            high=node.get("targetThresholds") or {},
         )
         for node in plan_json.get("nodes") or []
     ]
+
+
+def _relief_section(verification: Mapping[str, Any]) -> str:
+    """Each node the round changed, judged on a sample taken after the change."""
+    rows = [("relieved", r) for r in verification.get("relief") or []] + [
+        ("landing", r) for r in verification.get("landingNodes") or []
+    ]
+    if not rows:
+        return ""
+    out = ["<h2>Relief</h2><table><thead><tr><th>node</th><th>role</th><th>verdict</th>"]
+    out.extend(f"<th>{r} before / expected / observed</th>" for r in RESOURCES)
+    out.append("<th>sample</th><th>why</th></tr></thead><tbody>")
+    for role, row in rows:
+        observed = row.get("observed") or {}
+        cells = [f"<td>{_e(row.get('node'))}</td><td>{role}</td><td>{_e(row.get('verdict'))}</td>"]
+        for resource in RESOURCES:
+            values = [
+                (row.get("before") or {}).get(resource),
+                (row.get("expected") or {}).get(resource),
+                observed.get(resource),
+            ]
+            cells.append(f'<td class="num">{" / ".join(_percent(v) for v in values)}</td>')
+        cells.append(f'<td class="muted">{_e(row.get("sampleTime") or "–")}</td>')
+        cells.append(f'<td class="muted">{_e(row.get("why", ""))}</td>')
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    errors = verification.get("modelError") or {}
+    if errors:
+        out.append("<h3>model error (mean |observed - expected|)</h3><table><tbody>")
+        for role, by_resource in sorted(errors.items()):
+            shown = ", ".join(f"{r} {v * 100:.1f} pp" for r, v in sorted(by_resource.items()))
+            out.append(f"<tr><td>{_e(role)}</td><td>{_e(shown)}</td></tr>")
+        out.append("</tbody></table>")
+    return "".join(out)
 
 
 def render_plan_html(plan_json: Mapping[str, Any]) -> str:
@@ -308,7 +366,11 @@ def render_round_html(audit: Mapping[str, Any]) -> str:
     plan_json: Mapping[str, Any] = audit.get("plan") or {}
     verification = audit.get("verification") or {}
     relief = {r["node"]: r for r in verification.get("relief") or []}
-    views = _plan_views(plan_json, {name: r.get("observed") for name, r in relief.items()})
+    landings = {r["node"]: r for r in verification.get("landingNodes") or []}
+    views = _plan_views(
+        plan_json,
+        {name: r.get("observed") for name, r in {**landings, **relief}.items()},
+    )
     # A node verified but missing from the plan's list still gets its row.
     known = {v.name for v in views}
     views += [
@@ -350,6 +412,7 @@ def render_round_html(audit: Mapping[str, Any]) -> str:
         header,
         [
             _nodes_section(views),
+            _relief_section(verification),
             _evictions_section(shown, with_results=bool(evictions)),
             _budgets_section(shown, audit.get("budgets")),
             _solver_section(plan_json.get("solver"), plan_json.get("skipped") or {}),

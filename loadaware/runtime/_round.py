@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from loadaware import cluster, evict, metrics, plan, policy, report
 from loadaware.errors import ClusterError, RefusedError, SetupError
+from loadaware.runtime import _relief
 from loadaware.runtime._offline import timed_plan
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,8 @@ class RoundOptions:
     # stop (SIGTERM, lost leadership) or None to go on. The eviction in flight
     # always finishes; waits end early, and the round's taints are removed.
     stop_requested: Callable[[], str | None] | None = None
+    # Told where the round is: "planning", "evicting", "verifying" (serve's /status).
+    on_phase: Callable[[str], None] | None = None
 
 
 EXIT_OK, EXIT_ERROR, EXIT_REFUSED = 0, 1, 3
@@ -148,6 +151,7 @@ def _run(
     settled = (
         _settle_pending(state, record) if not dry_run else {"released": [], "assumedEvicted": []}
     )
+    _phase(options, "planning")
     snapshot = context.read_cluster()
     usage = context.read_usage(snapshot)
     carried = state.carried_budget(plan.unavailable_by_workload(snapshot))
@@ -188,6 +192,7 @@ def _run(
         stop_requested=options.stop_requested,
     )
     recheck = _Rechecker(settings, context, snapshot, usage, options.stop_requested)
+    _phase(options, "evicting")
     execution = executor.run(planned, snapshot, recheck)
     record.execution = execution
     record.status = "executed"
@@ -198,7 +203,7 @@ def _run(
         + (f"; stopped: {execution.stopped}" if execution.stopped else "")
     )
     if evicted:
-        _verify_relief(context, snapshot, planned, execution, executor, record)
+        _verify_relief(settings, context, options, snapshot, usage, execution, executor, record)
     suspended = (execution.stopped or "").startswith(f"{evict.SuspendedError.reference}:")
     if recheck.refused is not None or suspended:
         record.exit_code = EXIT_REFUSED
@@ -292,53 +297,34 @@ class _Rechecker:
 
 
 def _verify_relief(
+    settings: policy.LoadAwarePolicy,
     context: RoundContext,
+    options: RoundOptions,
     snapshot: cluster.ClusterState,
-    planned: plan.Plan,
+    usage: metrics.Usage,
     execution: evict.ExecutionReport,
     executor: evict.Executor,
     record: report.RoundRecord,
 ) -> None:
-    """Re-read usage and compare, per source node, before / expected / observed."""
-    relieving = {e.pod for e in planned.evictions if e.reason == "hotspot"}
-    sources = sorted(
-        {o.node for o in execution.outcomes if o.result == "evicted" and o.pod in relieving}
+    """Wait for evidence and judge every node the round changed (see _relief)."""
+    assert record.plan is not None
+    _phase(options, "verifying")
+    check = _relief.ReliefCheck(
+        settings=settings,
+        kube=context.kube,
+        read_usage=context.read_usage,
+        clock=context.clock,
+        sleep=context.sleep,
+        stop_requested=options.stop_requested or (lambda: None),
     )
-    if not sources:
-        record.relief_verdict = "no hotspot to verify"
-        return
-    last_eviction = max(o.at for o in execution.outcomes if o.result == "evicted")
-    nodes = {n.name: n for n in planned.nodes}
-    try:
-        fresh = context.read_usage(context.read_cluster())
-    except (RefusedError, ClusterError) as exc:
-        record.relief_verdict = f"unverified: usage could not be re-read ({exc.reference})"
-        return
-    worse: list[str] = []
-    for name in sources:
-        node = snapshot.nodes_by_name[name]
-        sample = fresh.nodes.get(name)
-        observed: dict[str, float] | None = None
-        if sample is not None and sample.timestamp > last_eviction:
-            observed = {
-                "cpu": round(sample.cpu_cores / (node.allocatable_cpu_millicores / 1000), 4),
-                "memory": round(sample.memory_bytes / node.allocatable_memory_bytes, 4),
-            }
-            before = nodes[name].before
-            if all(observed[r] >= before[r] for r in before):
-                worse.append(name)
-        record.relief.append(
-            report.NodeRelief(
-                node=name, before=nodes[name].before, expected=nodes[name].after, observed=observed
-            )
-        )
-    if worse:
-        record.relief_verdict = f"hotspot did not improve on {', '.join(worse)}"
-        executor.open_breaker(record.relief_verdict, execution)
-    elif any(r.observed is None for r in record.relief):
-        record.relief_verdict = "partly unverified: no sample newer than the evictions yet"
-    else:
-        record.relief_verdict = "relieved"
+    breaker = _relief.verify_relief(check, snapshot, record.plan, execution, usage, record)
+    if breaker is not None:
+        executor.open_breaker(breaker, execution)
+
+
+def _phase(options: RoundOptions, phase: str) -> None:
+    if options.on_phase is not None:
+        options.on_phase(phase)
 
 
 def _budgets_json(

@@ -95,6 +95,7 @@ class _Running:
     label: str
     started_at: datetime.datetime
     thread: threading.Thread
+    phase: str = "starting"  # planning, evicting, verifying (RoundOptions.on_phase)
 
 
 class Service:
@@ -192,6 +193,7 @@ class Service:
                 dry_run=dry_run,
                 source_nodes=source_nodes,
                 stop_requested=self._stop_reason,
+                on_phase=self._set_phase,
             )
             thread = threading.Thread(
                 target=self._round_thread,
@@ -214,6 +216,11 @@ class Service:
                 self._flight.release()
                 raise
         return "started"
+
+    def _set_phase(self, phase: str) -> None:
+        with self._lock:
+            if self._running is not None:
+                self._running.phase = phase
 
     def _stop_reason(self) -> str | None:
         if self._stopping.is_set():
@@ -478,6 +485,7 @@ class Service:
                 "trigger": running.trigger,
                 "label": running.label,
                 "startedAt": _rfc3339(running.started_at),
+                "phase": running.phase,
             },
             "rounds": recent,
             "roundsStarted": self.rounds_started,
@@ -505,6 +513,7 @@ def _summary(record: report.RoundRecord, label: str) -> dict[str, Any]:
         "evicted": execution.count("evicted") if execution else 0,
         "planned": len(record.plan.evictions) if record.plan else 0,
         "verdict": record.relief_verdict or None,
+        "relief": [{"role": r.role, **report.relief_to_json(r)} for r in record.relief],
     }
 
 

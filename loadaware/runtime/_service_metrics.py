@@ -117,6 +117,27 @@ LANDINGS = Counter(
 )
 for _where in LANDINGS_WHERE:
     LANDINGS.labels(_where)  # at 0 from the start, so ratios and increases have a series
+# Verdicts of the relief check (report.NodeRelief), per role, as label values.
+RELIEF_VERDICTS: dict[str, tuple[str, ...]] = {
+    "relieved": ("relieved", "improved", "not-improved", "unverified"),
+    "landing": ("within-targets", "turned-hot", "unverified"),
+}
+RELIEF_NODES = Counter(
+    "loadaware_relief_nodes_total",
+    "Nodes judged after live rounds on samples taken after the moves, by role (relieved: "
+    "a hot node pods left; landing: a node replacements landed on) and verdict.",
+    ["role", "verdict"],
+)
+for _role, _verdicts in RELIEF_VERDICTS.items():
+    for _verdict in _verdicts:
+        RELIEF_NODES.labels(_role, _verdict)
+MODEL_ERROR = Histogram(
+    "loadaware_model_error_ratio",
+    "Absolute error between the utilisation the plan expected (after what was done) and "
+    "the utilisation observed after the moves, per judged node and resource.",
+    ["role", "resource"],
+    buckets=(0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0),
+)
 EVICTION_TO_READY = Histogram(
     "loadaware_eviction_to_ready_seconds",
     "Time from an eviction to its replacement being Ready.",
@@ -212,6 +233,11 @@ def observe_round(record: report.RoundRecord, usage: metrics.Usage | None = None
                 LANDINGS.labels(LANDING_WHERE.get(replacement.landing, "pending")).inc()
             if replacement.ready and replacement.seconds_to_ready is not None:
                 EVICTION_TO_READY.observe(replacement.seconds_to_ready)
+    if not record.dry_run:
+        for relief in record.relief:
+            RELIEF_NODES.labels(relief.role, relief.verdict.replace(" ", "-")).inc()
+            for resource, error in relief.error().items():
+                MODEL_ERROR.labels(relief.role, resource).observe(error)
 
 
 def observe_state(breaker: evict.Breaker, now: datetime.datetime) -> None:

@@ -61,6 +61,8 @@ REQUIRED_PANELS = {
         "Bounced replacements",
         "Landings by where",
         "Landings off plan",
+        "Relief verdicts",
+        "Model error",
     },
 }
 
@@ -215,6 +217,15 @@ def _loadaware_history(start: float, end: float) -> tuple[list[Family], str]:
             2.0,
         ),
         counter("loadaware_bounced_replacements", [{}], 0.1),
+        counter(
+            "loadaware_relief_nodes",
+            [
+                {"role": "relieved", "verdict": "relieved"},
+                {"role": "relieved", "verdict": "improved"},
+                {"role": "landing", "verdict": "within-targets"},
+            ],
+            1.0,
+        ),
         landings,
         counter(
             "loadaware_webhook_notifications",
@@ -261,6 +272,14 @@ def _loadaware_history(start: float, end: float) -> tuple[list[Family], str]:
         "loadaware_round_duration_seconds",
         [({**leader, "trigger": "schedule"}, histogram_points(1.0))],
     ) + _histogram("loadaware_eviction_to_ready_seconds", [(leader, histogram_points(2.0))])
+    histograms += _histogram(
+        "loadaware_model_error_ratio",
+        [
+            ({**leader, "role": role, "resource": resource}, histogram_points(1.0))
+            for role in ("relieved", "landing")
+            for resource in ("cpu", "memory")
+        ],
+    )
     return families, histograms
 
 

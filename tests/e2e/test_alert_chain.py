@@ -15,6 +15,7 @@ happened in this round.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import pathlib
@@ -38,6 +39,8 @@ pytestmark = pytest.mark.slow
 HOT_NODES = {"default-a-002", "default-c-002"}  # the "small" scenario's hot nodes
 MEMORY_HOT_RATIO = 0.8
 TOKEN = "e2e-webhook-token"
+RATE_WINDOW_SECONDS = 10  # the policy's rateWindow
+RATE_WINDOW = datetime.timedelta(seconds=RATE_WINDOW_SECONDS)
 
 RULES = f"""\
 groups:
@@ -46,6 +49,9 @@ groups:
   rules:
   - alert: NodeHotspot
     expr: 1 - node_memory_MemAvailable_bytes / node_memory_MemTotal_bytes > {MEMORY_HOT_RATIO}
+    # Until Prometheus has scraped a whole rateWindow, rate() sees only part of
+    # it and cpu reads low: the round must not plan on that.
+    for: {RATE_WINDOW_SECONDS + 2}s
     labels:
       loadaware_action: rebalance
     annotations:
@@ -112,9 +118,12 @@ metrics:
   maxSampleAge: 2m
   prometheus:
     url: {prometheus_url}
-    rateWindow: 30s
+    rateWindow: {RATE_WINDOW_SECONDS}s
+    scrapeInterval: 1s
   hotspotConfirmation:
     consecutive: 1
+evictor:
+  gracePeriodSeconds: 1
 limits:
   maxNoOfPodsToEvictTotal: 10
 verify:
@@ -132,6 +141,10 @@ serve:
     renewDeadline: 3s
     retryPeriod: 0.5s
 """
+
+
+def _parse(text: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def poll(condition: Callable[[], Any], what: str, timeout: float) -> Any:
@@ -226,6 +239,21 @@ def test_alert_to_relief(tmp_path: pathlib.Path) -> None:
         assert finished["status"] == "executed", finished
         assert finished["evicted"] >= 1
         assert set(finished["sourceNodes"]) <= HOT_NODES
+        # Relief proven on samples that cover only time after the moves: a sample's
+        # time minus the rate window is after the node's evicted pods stopped.
+        assert finished["verdict"] == "relieved", json.dumps(finished)
+        relieved = [r for r in finished["relief"] if r["role"] == "relieved"]
+        assert relieved
+        assert {r["verdict"] for r in relieved} == {"relieved"}
+        landings = [r for r in finished["relief"] if r["role"] == "landing"]
+        assert landings
+        assert {r["verdict"] for r in landings} == {"within targets"}
+        for row in finished["relief"]:
+            changed, sample = _parse(row["changedBy"]), _parse(row["sampleTime"])
+            assert sample - RATE_WINDOW > changed, row
+            assert sample <= _parse(finished["finishedAt"])
+            for resource in ("cpu", "memory"):
+                assert abs(row["observed"][resource] - row["expected"][resource]) <= 0.05, row
 
         # The hot nodes relieved in the simulated cluster, and the alert resolved.
         poll(

@@ -65,13 +65,10 @@ def test_hot_nodes_are_relieved_with_replacements_ready_elsewhere(server, tmp_pa
         assert r["ready"] is True
         assert r["node"] not in hot
         assert r["landing"] in ("expected", "cool")
-    # The relief read comes right after the last eviction, before metrics-server
-    # has a sample covering only the time after it: nodes without one are
-    # unverified, the others must show the relief.
-    verdict = audit["verification"]["verdict"]
-    assert verdict == "relieved" or verdict.startswith("partly unverified"), verdict
-    observed = [r for r in audit["verification"]["relief"] if r["observed"] is not None]
-    for relief in observed:
+    # The round waited for samples covering only the time after its moves
+    # (test_relief_on_sim has the details).
+    assert audit["verification"]["verdict"] == "relieved"
+    for relief in audit["verification"]["relief"]:
         assert relief["observed"]["cpu"] <= relief["before"]["cpu"]
     events = [e for e in server.list("events") if e.get("reason") == "LoadawareEvicted"]
     assert {

@@ -249,6 +249,19 @@ def test_instant_node_values_without_confirmation(prometheus: PrometheusWithHist
     assert usage.nodes["node-d"].cpu_cores == pytest.approx(3.1, rel=0.01)
 
 
+def test_nodes_alone_ask_no_pod_query(prometheus: PrometheusWithHistory) -> None:
+    """The relief check after a round reads only the nodes it judges: no pod
+    answer (150,000 series in a large cluster) is asked for."""
+    rules = {"hotspotConfirmation": {"consecutive": 1}}
+    with AuthProxy(prometheus.server.url) as proxy:
+        usage = fetch(prometheus, FRESH_NODES, (), url=proxy.url, metrics=rules)
+    # A value and a sample-time query per node resource.
+    assert sorted(r.path for r in proxy.seen) == ["/api/v1/query"] * 4
+    assert not any(b"container_" in r.body for r in proxy.seen)
+    assert usage.pods == {}
+    assert usage.nodes["node-d"].cpu_cores == pytest.approx(3.1, rel=0.01)
+
+
 def test_thanos_or_mimir_prefix_and_tenant_header(prometheus: PrometheusWithHistory) -> None:
     with AuthProxy(
         prometheus.server.url, prefix="/prometheus", headers={"X-Scope-OrgID": "team-a"}

@@ -172,8 +172,21 @@ def _audit(plan_json: dict[str, Any]) -> dict[str, Any]:
             "before": hot["before"],
             "expected": hot["after"],
             "observed": {k: v * 0.97 for k, v in hot["after"].items()},
+            "verdict": "relieved",
         }
     ]
+    cool = next(n for n in plan_json["nodes"] if n["class"] != "hot")
+    audit["verification"]["landingNodes"] = [
+        {
+            "node": cool["name"],
+            "verdict": "turned hot",
+            "before": cool["before"],
+            "expected": cool["after"],
+            "observed": {k: min(v + 0.4, 1.0) for k, v in cool["after"].items()},
+            "sampleTime": "2026-11-29T08:03:00Z",
+        }
+    ]
+    audit["verification"]["modelError"] = {"relieved": {"cpu": 0.01}, "landing": {"cpu": 0.4}}
     audit["verification"]["verdict"] = "relieved"
     audit["budgets"] = {
         "round": {
@@ -251,7 +264,21 @@ def test_round_page_adds_results_observed_utilisation_and_limits(
     assert f'aria-label="{hot["node"]} cpu"' in page
     # Three bars (before, expected, observed) on the verified node only.
     segment = page.split(f'aria-label="{hot["node"]} cpu"', 1)[1].split("</svg>", 1)[0]
-    assert segment.count("<title>") == 3
+    assert segment.count("</title></rect>") == 3
+    # The pool's thresholds and targetThresholds are drawn on every bar.
+    node = next(n for n in audit["plan"]["nodes"] if n["name"] == hot["node"])
+    low, high = node["thresholds"]["cpu"], node["targetThresholds"]["cpu"]
+    assert f"<title>threshold: {low * 100:.0f}%</title>" in segment
+    assert f"<title>target threshold: {high * 100:.0f}%</title>" in segment
+    assert page.count('class="target-threshold"') == 2 * len(audit["plan"]["nodes"])
+    # The relief check: the relieved node and the landing node with their verdicts.
+    relief = page.split("<h2>Relief</h2>", 1)[1].split("</table>", 1)[0]
+    assert hot["node"] in relief
+    assert "relieved" in relief
+    landing = audit["verification"]["landingNodes"][0]
+    assert landing["node"] in relief
+    assert "turned hot" in relief
+    assert "model error" in text
     assert "windowLeft" in text
 
 

@@ -166,6 +166,8 @@ def test_status_reports_rounds_schedules_breaker_and_leader(
     status = json.loads(run.get("/status")[1])
     assert status["running"]["trigger"] == "alertmanager"
     assert status["running"]["label"] == "g1"
+    # The service answers while the round waits for evidence of relief.
+    assert status["running"]["phase"] == "verifying"
     assert status["leader"]["isLeader"] is True
     assert status["breaker"] == {"open": False, "openUntil": None, "reason": None}
     run.rounds.release.set()

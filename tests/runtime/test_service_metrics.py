@@ -269,3 +269,65 @@ def test_landings_by_where_in_live_rounds_only() -> None:
     runtime.observe_round(dry)
     assert landings("planned") == before["planned"] + 1
     assert landings("elsewhere") == before["elsewhere"] + 4
+
+
+def test_relief_verdicts_and_model_error_from_live_rounds() -> None:
+    def verdicts(role: str, verdict: str) -> float:
+        found = value("loadaware_relief_nodes_total", role=role, verdict=verdict)
+        assert found is not None, f"{role}/{verdict} is not pre-created"
+        return found
+
+    def errors(role: str, resource: str, le: str) -> float:
+        return value("loadaware_model_error_ratio_bucket", role=role, resource=resource, le=le) or 0
+
+    keys = [
+        ("relieved", "relieved"),
+        ("relieved", "not-improved"),
+        ("landing", "turned-hot"),
+        ("landing", "unverified"),
+    ]
+    before = {key: verdicts(*key) for key in keys}
+    small, large = errors("relieved", "cpu", "0.02"), errors("landing", "cpu", "0.2")
+    record = executed_record()
+    record.relief = [
+        report.NodeRelief(
+            node="hot-1",
+            before={"cpu": 0.9, "memory": 0.5},
+            expected={"cpu": 0.6, "memory": 0.5},
+            observed={"cpu": 0.61, "memory": 0.5},
+            verdict="relieved",
+        ),
+        report.NodeRelief(
+            node="hot-2",
+            before={"cpu": 0.9, "memory": 0.5},
+            expected={"cpu": 0.6, "memory": 0.5},
+            observed={"cpu": 0.95, "memory": 0.5},
+            verdict="not improved",
+        ),
+        report.NodeRelief(
+            node="cold-1",
+            role="landing",
+            before={"cpu": 0.2, "memory": 0.3},
+            expected={"cpu": 0.3, "memory": 0.3},
+            observed={"cpu": 0.45, "memory": 0.3},
+            verdict="turned hot",
+        ),
+        report.NodeRelief(
+            node="cold-2",
+            role="landing",
+            before={"cpu": 0.2, "memory": 0.3},
+            expected={"cpu": 0.3, "memory": 0.3},
+            observed=None,
+        ),
+    ]
+    runtime.observe_round(record)
+    for key in keys:
+        assert verdicts(*key) == before[key] + 1, key
+    # |0.61 - 0.6| = 0.01 falls in le=0.02; |0.45 - 0.3| = 0.15 in le=0.2; the
+    # unverified node has no error.
+    assert errors("relieved", "cpu", "0.02") == small + 1
+    assert errors("landing", "cpu", "0.2") == large + 1
+    assert report.model_error(record.relief) == {
+        "relieved": {"cpu": 0.18, "memory": 0.0},
+        "landing": {"cpu": 0.15, "memory": 0.0},
+    }
