@@ -122,6 +122,7 @@ def round_to_json(record: RoundRecord) -> dict[str, Any]:
             "verdict": record.relief_verdict,
             "breaker": execution.breaker if execution else None,
             "stopped": execution.stopped if execution else None,
+            "landings": _landings(execution),
             "landingsOffPlan": sum(
                 1
                 for r in (execution.replacements if execution else [])
@@ -163,3 +164,22 @@ def model_error(relief: list[NodeRelief]) -> dict[str, dict[str, float]]:
         role: {r: round(sum(v) / len(v), 4) for r, v in by_resource.items()}
         for role, by_resource in errors.items()
     }
+
+
+# Where a verified replacement landed, folded into whether expectedNode held.
+LANDING_WHERE: Mapping[str, str] = {
+    "expected": "planned",
+    "cool": "elsewhere",
+    "excluded": "elsewhere",
+    "hot": "elsewhere",
+    "source": "elsewhere",
+    "pending": "pending",
+    "not-found": "pending",
+}
+
+
+def _landings(execution: evict.ExecutionReport | None) -> dict[str, int]:
+    counts = dict.fromkeys(("planned", "elsewhere", "pending"), 0)
+    for replacement in execution.replacements if execution else []:
+        counts[LANDING_WHERE.get(replacement.landing, "pending")] += 1
+    return counts

@@ -30,15 +30,7 @@ WEBHOOK_RESULTS: tuple[str, ...] = ("accepted", "ignored", "coalesced", "rejecte
 # Where a verified replacement ended up (ReplacementReport.landing), folded into
 # whether the model's expectedNode held: planned (expected), elsewhere (landed on
 # another node: cool, excluded, hot, source) or pending (not scheduled or gone).
-LANDING_WHERE: dict[str, str] = {
-    "expected": "planned",
-    "cool": "elsewhere",
-    "excluded": "elsewhere",
-    "hot": "elsewhere",
-    "source": "elsewhere",
-    "pending": "pending",
-    "not-found": "pending",
-}
+LANDING_WHERE = report.LANDING_WHERE
 LANDINGS_WHERE: tuple[str, ...] = ("planned", "elsewhere", "pending")
 
 ROUNDS = Counter(

@@ -190,3 +190,19 @@ def test_a_hotspot_that_does_not_improve_opens_the_breaker(server, tmp_path) -> 
     assert worse, verification["relief"]
     assert "hotspot did not improve" in verification["verdict"]
     assert verification["breaker"] == verification["verdict"]
+
+
+def test_a_budget_that_stops_short_leaves_the_hotspot_improved(server, tmp_path) -> None:
+    """One eviction in all: the hot node it came from is cooler, not cool enough."""
+    audit = _run(server, tmp_path, metrics_server_policy(limits={"maxNoOfPodsToEvictTotal": 1}))
+    verification = audit["verification"]
+    [row] = verification["relief"]
+    assert row["verdict"] == "improved", row
+    over = [r for r, limit in row["targets"].items() if row["observed"][r] > limit]
+    assert over
+    assert all(row["observed"][r] < row["before"][r] for r in over)
+    assert verification["verdict"] == f"improved: still over its targets: {row['node']}"
+    # Improved is not a failure: no breaker.
+    assert verification["breaker"] is None
+    # Per round: where the replacements landed against the plan.
+    assert verification["landings"] == {"planned": 1, "elsewhere": 0, "pending": 0}
