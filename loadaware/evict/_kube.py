@@ -95,6 +95,14 @@ class Kube:
             )
         return list(body.get("items") or [])
 
+    def list_node_pods(self, node: str) -> list[RawObject]:
+        """Every pod bound to `node`, in all namespaces (a field selector, one request)."""
+        with _translated(f"list pods on node {node}"):
+            body = self._raw(
+                self._core.list_pod_for_all_namespaces, field_selector=f"spec.nodeName={node}"
+            )
+        return list(body.get("items") or [])
+
     def evict_pod(
         self,
         namespace: str,

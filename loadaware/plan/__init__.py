@@ -19,11 +19,12 @@ from loadaware.plan._fit import Occupancy
 from loadaware.plan._output import plan_to_json
 from loadaware.plan._placement import HOTSPOT_TAINT
 from loadaware.plan._scheduler import best_nodes, predict_node, predict_replacement
-from loadaware.plan._types import RESOURCES, Eviction, NodeReport, Plan, SolverInfo
+from loadaware.plan._types import POD_COUNT, RESOURCES, Eviction, NodeReport, Plan, SolverInfo
 
 __all__ = [
     "HOTSPOT_TAINT",
     "NO_CARRIED_BUDGET",
+    "POD_COUNT",
     "RESOURCES",
     "CarriedBudget",
     "Eviction",

@@ -25,7 +25,6 @@ from loadaware.plan._budget import NO_CARRIED_BUDGET, CarriedBudget, workload_ke
 from loadaware.plan._placement import Placement
 from loadaware.plan._problem import HOTSPOT, Candidate, Problem, plan_objective
 from loadaware.plan._types import (
-    RESOURCES,
     ConsolidationReport,
     Eviction,
     NodeReport,
@@ -67,6 +66,10 @@ def build_plan(
         policy.node_pools,
         verdict.excluded_nodes,
         confirm_consecutive=policy.metrics.hotspot_confirmation.consecutive,
+        resources=_classify.judged_resources(
+            policy.node_pools,
+            policy.consolidation.thresholds.as_dict() if policy.consolidation.enabled else {},
+        ),
     )
     profiles = _profiles.scoped_profiles(policy, cluster)
     tally = _profiles.Tally()
@@ -274,12 +277,11 @@ def _build_problem(
                 skipped[why] += 1
                 left_alone.setdefault(index, Counter())[why] += 1
                 continue
-            sample = usage.pods[pod.key]
             found.append(
                 Candidate(
                     pod=pod,
                     node_index=index,
-                    usage=np.array([sample.cpu_cores, sample.memory_bytes]),
+                    usage=table.pod_usage(usage.pods[pod.key]),
                     prefer_no_eviction=judged.prefer_no_eviction,
                     pdbs=tuple(p.key for p in judged.pdbs),
                     profile=profile.name,
@@ -392,11 +394,7 @@ def _must_moves(
                 Candidate(
                     pod=pod,
                     node_index=table.index[pod.node_name or ""],
-                    usage=(
-                        np.zeros(2)
-                        if terminal or sample is None
-                        else np.array([sample.cpu_cores, sample.memory_bytes])
-                    ),
+                    usage=table.pod_usage(None if terminal else sample),
                     prefer_no_eviction=judged.prefer_no_eviction,
                     pdbs=tuple(p.key for p in judged.pdbs),
                     reason=must.reason,
@@ -418,17 +416,17 @@ def _node_reports(
             name=name,
             node_class=table.classes[i],
             pool=table.pools[i],
-            before={r: round(float(before[i, k]), 4) for k, r in enumerate(RESOURCES)},
-            after={r: round(float(after[i, k]), 4) for k, r in enumerate(RESOURCES)},
+            before={r: round(float(before[i, k]), 4) for k, r in enumerate(table.resources)},
+            after={r: round(float(after[i, k]), 4) for k, r in enumerate(table.resources)},
             note=notes.get(i, table.notes[i]),
-            low=_judged(table.low[i]),
-            high=_judged(table.high[i]),
+            low=_judged(table.resources, table.low[i]),
+            high=_judged(table.resources, table.high[i]),
         )
         for i, name in enumerate(table.names)
     )
 
 
-def _judged(ratios: np.ndarray) -> dict[str, float]:
+def _judged(resources: tuple[str, ...], ratios: np.ndarray) -> dict[str, float]:
     return {
-        r: round(float(ratios[k]), 4) for k, r in enumerate(RESOURCES) if not np.isnan(ratios[k])
+        r: round(float(ratios[k]), 4) for k, r in enumerate(resources) if not np.isnan(ratios[k])
     }

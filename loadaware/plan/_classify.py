@@ -14,7 +14,7 @@ import numpy as np
 from loadaware import metrics
 from loadaware.cluster import ClusterState, Node
 from loadaware.metrics import Usage
-from loadaware.plan._types import RESOURCES, NodeClass
+from loadaware.plan._types import POD_COUNT, RESOURCES, NodeClass
 from loadaware.policy import NodePool
 
 
@@ -22,10 +22,12 @@ from loadaware.policy import NodePool
 class NodeTable:
     """Per-node arrays in one fixed order (sorted by name), with the name<->index map.
 
-    usage and allocatable are (nodes, resources) arrays in cores and bytes;
-    low and high are the per-node threshold ratios (NaN where a resource is not judged).
+    usage and allocatable are (nodes, resources) arrays in cores, bytes and pods,
+    one column per name in `resources`; low and high are the per-node threshold
+    ratios (NaN where a resource is not judged).
     """
 
+    resources: tuple[str, ...]
     names: tuple[str, ...]
     index: Mapping[str, int]
     pools: tuple[str | None, ...]
@@ -35,6 +37,14 @@ class NodeTable:
     usage: np.ndarray
     low: np.ndarray
     high: np.ndarray
+
+    def pod_usage(self, sample: metrics.UsageSample | None) -> np.ndarray:
+        """What a pod adds to its node, column by column: its usage and, where pods
+        are judged, one pod. Zero for a pod without a sample (a finished one)."""
+        if sample is None:
+            return np.zeros(len(self.resources))
+        extra = [1.0] * (len(self.resources) - len(RESOURCES))
+        return np.array([sample.cpu_cores, sample.memory_bytes, *extra])
 
     def utilisation(self, usage: np.ndarray | None = None) -> np.ndarray:
         used = self.usage if usage is None else usage
@@ -50,6 +60,14 @@ def pool_of(node: Node, pools: Sequence[NodePool]) -> NodePool | None:
     return None
 
 
+def judged_resources(pools: Sequence[NodePool], *more: Mapping[str, float]) -> tuple[str, ...]:
+    """The resource axis of a round: cpu and memory, then pods if a pool (or one
+    of `more`'s limits, e.g. consolidation's thresholds) judges it."""
+    limits = [pool.target_thresholds.as_dict() for pool in pools] + list(more)
+    pods = any(POD_COUNT in judged for judged in limits)
+    return RESOURCES + ((POD_COUNT,) if pods else ())
+
+
 def classify_nodes(
     cluster: ClusterState,
     usage: Usage,
@@ -57,6 +75,7 @@ def classify_nodes(
     excluded: Mapping[str, str],
     *,
     confirm_consecutive: int = 1,
+    resources: tuple[str, ...] | None = None,
 ) -> NodeTable:
     """Assign each node a pool and a class. `excluded` names nodes already ruled out
     (stale metrics) with the reason.
@@ -65,7 +84,9 @@ def classify_nodes(
     a node over its targets counts as hot only once it has been over them for that
     many consecutive points, so one spike moves nothing; until then it is normal."""
     nodes = sorted(cluster.nodes, key=lambda n: n.name)
-    count, width = len(nodes), len(RESOURCES)
+    resources = resources or judged_resources(pools)
+    count, width = len(nodes), len(resources)
+    with_pods = POD_COUNT in resources
     allocatable = np.zeros((count, width))
     used = np.zeros((count, width))
     low = np.full((count, width), np.nan)
@@ -75,10 +96,14 @@ def classify_nodes(
     out_of_round: list[bool] = []
 
     for i, node in enumerate(nodes):
-        allocatable[i] = (node.allocatable_cpu_millicores / 1000, node.allocatable_memory_bytes)
+        allocatable[i, :2] = (node.allocatable_cpu_millicores / 1000, node.allocatable_memory_bytes)
         sample = usage.nodes.get(node.name)
         if sample is not None and node.name not in excluded:
-            used[i] = (sample.cpu_cores, sample.memory_bytes)
+            used[i, :2] = (sample.cpu_cores, sample.memory_bytes)
+        if with_pods:
+            # Every bound, unfinished pod holds one of the node's pod slots.
+            allocatable[i, 2] = node.allocatable_pods
+            used[i, 2] = len(cluster.pods_by_node.get(node.name, ()))
         pool = pool_of(node, pools)
         node_pools.append(pool)
         note = ""
@@ -98,7 +123,7 @@ def classify_nodes(
             continue
         lows, highs = pool.thresholds.as_dict(), pool.target_thresholds.as_dict()
         judged = [i for i in members if not out_of_round[i]]
-        for r, resource in enumerate(RESOURCES):
+        for r, resource in enumerate(resources):
             if resource not in highs:
                 continue
             lo, hi = lows[resource] / 100, highs[resource] / 100
@@ -128,21 +153,20 @@ def classify_nodes(
         if out_of_round[i]:
             classes.append("excluded")
             continue
-        judged_resources = ~np.isnan(high[i])
-        if np.any(ratios[i][judged_resources] > high[i][judged_resources]):
+        judged = ~np.isnan(high[i])
+        if np.any(ratios[i][judged] > high[i][judged]):
             if confirmed is not None and node.name not in confirmed:
                 classes.append("normal")
                 notes[i] = f"over its targets, not yet for {confirm_consecutive} samples in a row"
                 continue
             classes.append("hot")
-        elif not node.unschedulable and np.all(
-            ratios[i][judged_resources] < low[i][judged_resources]
-        ):
+        elif not node.unschedulable and np.all(ratios[i][judged] < low[i][judged]):
             classes.append("cold")
         else:
             classes.append("normal")
 
     return NodeTable(
+        resources=resources,
         names=tuple(n.name for n in nodes),
         index={n.name: i for i, n in enumerate(nodes)},
         pools=tuple(p.name if p is not None else None for p in node_pools),

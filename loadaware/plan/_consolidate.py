@@ -58,8 +58,8 @@ def consolidate(
     landing_targets = {m.target_index for m in planned if m.target_index is not None}
     limits = settings.thresholds.as_dict()
     ratios = table.utilisation(placement.usage)
-    columns = [k for k, r in enumerate(("cpu", "memory")) if r in limits]
-    bounds = np.array([limits[r] / 100 for r in ("cpu", "memory") if r in limits])
+    columns = [k for k, r in enumerate(table.resources) if r in limits]
+    bounds = np.array([limits[r] / 100 for r in table.resources if r in limits])
     under = [
         i
         for i, c in enumerate(table.classes)
@@ -155,7 +155,7 @@ def _node_candidates(
             Candidate(
                 pod=pod,
                 node_index=index,
-                usage=np.array([sample.cpu_cores, sample.memory_bytes]),
+                usage=table.pod_usage(sample),
                 prefer_no_eviction=judged.prefer_no_eviction,
                 pdbs=tuple(p.key for p in judged.pdbs),
                 reason=HIGH_NODE_UTILIZATION,

@@ -10,6 +10,9 @@ PlanStatus = Literal["planned", "noop", "refused"]
 NodeClass = Literal["hot", "cold", "normal", "excluded"]
 SolverMethod = Literal["milp", "greedy", "none"]
 RESOURCES: tuple[str, ...] = ("cpu", "memory")
+# A node's pod count against its allocatable pods: judged when a pool names it,
+# after RESOURCES on the resource axis (NodeTable.resources).
+POD_COUNT = "pods"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -13,7 +13,7 @@ meaning, or is reported as a ConversionIssue saying why it does not:
 
 - `changes-behaviour`: the converted policy could evict pods the source would
   have left alone, or leave alone pods it asked to move, in a way the user did
-  not ask for (a `pods` threshold, numberOfNodes, a plugin loadaware lacks,
+  not ask for (numberOfNodes, a plugin loadaware lacks,
   HighNodeUtilization beside LowNodeUtilization, per-profile evictor settings
   that differ). The CLI exits 2 on any of these.
 - `note`: a difference that is inherent to loadaware or only makes it more
@@ -926,7 +926,8 @@ class _Converter:
             raise errors.InputError(f"{where} must map resource names to percentages")
         percents: dict[str, float] = {}
         for resource, value in raw.items():
-            if resource in ("cpu", "memory"):
+            if resource in ("cpu", "memory", "pods"):
+                # pods: the node's pod count over allocatable pods, in both tools.
                 percents[resource] = _number(value)
             elif resource == METRIC_RESOURCE:
                 # One 0-1 value per node from the user's query: loadaware judges cpu and
@@ -941,13 +942,6 @@ class _Converter:
                 )
                 percents.setdefault("cpu", _number(value))
                 percents.setdefault("memory", _number(value))
-            elif resource == "pods":
-                self.issue(
-                    f"{where}.pods",
-                    "changes-behaviour",
-                    "loadaware has no pod-count threshold: a node is hot or cold by cpu and "
-                    "memory only",
-                )
             else:
                 self.issue(
                     f"{where}.{resource}",

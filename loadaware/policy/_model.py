@@ -156,13 +156,18 @@ class MetricsSettings(_Model):
 
 
 class ResourcePercents(_Model):
-    """Percent of node allocatable per resource. An unset resource is not judged."""
+    """Percent of node allocatable per resource. An unset resource is not judged.
+
+    `pods` is the node's pod count against its allocatable pods, as the
+    descheduler has it: it needs no metrics source."""
 
     cpu: Percent | None = None
     memory: Percent | None = None
+    pods: Percent | None = None
 
     def as_dict(self) -> dict[str, float]:
-        return {k: v for k, v in (("cpu", self.cpu), ("memory", self.memory)) if v is not None}
+        pairs = (("cpu", self.cpu), ("memory", self.memory), ("pods", self.pods))
+        return {k: v for k, v in pairs if v is not None}
 
 
 class NodePool(_Model):
@@ -178,7 +183,7 @@ class NodePool(_Model):
     def _thresholds_consistent(self) -> NodePool:
         low, high = self.thresholds.as_dict(), self.target_thresholds.as_dict()
         if not high:
-            raise ValueError("targetThresholds must set at least one of cpu, memory")
+            raise ValueError("targetThresholds must set at least one of cpu, memory, pods")
         if set(low) != set(high):
             raise ValueError(
                 "thresholds and targetThresholds must name the same resources "
@@ -574,7 +579,7 @@ class ConsolidationSettings(_Model):
     @model_validator(mode="after")
     def _some_threshold(self) -> ConsolidationSettings:
         if not self.thresholds.as_dict():
-            raise ValueError("thresholds must set at least one of cpu, memory")
+            raise ValueError("thresholds must set at least one of cpu, memory, pods")
         return self
 
 

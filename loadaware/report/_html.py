@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 CLASS_ORDER = ("hot", "excluded", "normal", "cold")
-RESOURCES = ("cpu", "memory")
+RESOURCES = ("cpu", "memory")  # always shown; others (pods) when a node has them
 # Results that took a pod off its node (or would have, in a dry run): what budgets count.
 _COUNTED_RESULTS = frozenset({"evicted", "dry-run"})
 
@@ -129,6 +129,11 @@ def _bars(view: _NodeView, resource: str) -> str:
     return "".join(parts)
 
 
+def _resources(views: Iterable[_NodeView]) -> tuple[str, ...]:
+    extra = sorted({r for v in views for r in v.before} - set(RESOURCES))
+    return RESOURCES + tuple(extra)
+
+
 def _nodes_section(views: Sequence[_NodeView]) -> str:
     if not views:
         return '<h2>Nodes</h2><p class="muted">No nodes in this plan.</p>'
@@ -151,11 +156,12 @@ def _nodes_section(views: Sequence[_NodeView]) -> str:
         members = sorted((v for v in views if v.node_class == node_class), key=lambda v: v.name)
         out.append(f"<h3>{_e(node_class)} ({len(members)})</h3>")
         out.append("<table><thead><tr><th>node</th>")
-        out.extend(f"<th>{resource}</th>" for resource in RESOURCES)
+        resources = _resources(members)
+        out.extend(f"<th>{resource}</th>" for resource in resources)
         out.append("<th>note</th></tr></thead><tbody>")
         for view in members:
             out.append(f"<tr><td>{_e(view.name)}</td>")
-            out.extend(f"<td>{_bars(view, resource)}</td>" for resource in RESOURCES)
+            out.extend(f"<td>{_bars(view, resource)}</td>" for resource in resources)
             out.append(f'<td class="muted">{_e(view.note)}</td></tr>')
         out.append("</tbody></table>")
     return "".join(out)

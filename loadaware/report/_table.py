@@ -42,15 +42,13 @@ def render_plan_table(
         width = max([len(n.name) for n in shown] + [4])
         header = "after (observed)" if observed else "after"
         lines.append("")
-        lines.append(
-            f"{'NODE':<{width}}  {'CLASS':<8}  CPU before → {header:<22}  MEMORY before → {header}"
-        )
+        resources = list(plan.nodes[0].before)  # cpu, memory, then pods if judged
+        titles = [f"{r.upper()} before → {header:<22}" for r in resources]
+        lines.append(f"{'NODE':<{width}}  {'CLASS':<8}  " + "  ".join(titles).rstrip())
         for n in shown:
             after = after_of[n.name]
-            row = (
-                f"{n.name:<{width}}  {n.node_class:<8}  {_cell(n.before['cpu'], after['cpu'])}"
-                f"  {_cell(n.before['memory'], after['memory'])}"
-            )
+            cells = "  ".join(_cell(n.before[r], after[r]) for r in resources)
+            row = f"{n.name:<{width}}  {n.node_class:<8}  {cells}"
             if n.note:
                 row += f"  ({n.note})"
             lines.append(row)

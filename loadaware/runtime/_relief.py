@@ -84,6 +84,7 @@ class _Watch:
     stopping: list[str] = field(default_factory=list)  # evicted pods whose stop is not known
     sample: metrics.UsageSample | None = None  # the evidence, once there is some
     newest: metrics.UsageSample | None = None  # the newest sample seen, evidence or not
+    pod_count: int | None = None  # pods bound to it when the evidence came, where judged
 
     @property
     def changed_by(self) -> datetime.datetime | None:
@@ -175,7 +176,8 @@ def _watches(
             source = None
         if source is not None:
             for r, value in share.items():
-                source.expected[r] = source.expected.get(r, 0.0) - value
+                if r in source.expected:
+                    source.expected[r] -= value
             replacement = replaced.get(outcome.pod)
             stopped = replacement.predecessor_stopped_by if replacement else None
             source.changes.append(max(stopped or outcome.at, outcome.at))
@@ -191,7 +193,8 @@ def _watches(
             continue
         landing = watch(replacement.node, "landing")
         for r, value in _share(eviction, nodes[replacement.node]).items():
-            landing.expected[r] = landing.expected.get(r, 0.0) + value
+            if r in landing.expected:
+                landing.expected[r] += value
         landing.changes.append(replacement.ready_at or outcome.at)
     for w in watches.values():
         w.expected = {r: round(max(v, 0.0), 4) for r, v in w.expected.items()}
@@ -207,6 +210,7 @@ def _share(eviction: plan.Eviction, node: cluster.Node) -> dict[str, float]:
         "memory": eviction.memory_bytes / node.allocatable_memory_bytes
         if node.allocatable_memory_bytes
         else 0.0,
+        plan.POD_COUNT: 1 / node.allocatable_pods if node.allocatable_pods else 0.0,
     }
 
 
@@ -280,7 +284,19 @@ def _read_evidence(
         changed = w.changed_by
         if changed is not None and timing.covers_from(sample) > changed:
             w.sample = sample
+            if plan.POD_COUNT in w.targets:
+                w.pod_count = _pod_count(check.kube, w.node)
     return ""
+
+
+def _pod_count(kube: evict.Kube, node: str) -> int | None:
+    """Pods holding a slot on the node now: bound and not finished."""
+    try:
+        pods = kube.list_node_pods(node)
+    except ClusterError:
+        return None
+    finished = ("Succeeded", "Failed")
+    return sum(1 for p in pods if (p.get("status") or {}).get("phase") not in finished)
 
 
 def _learn_stops(kube: evict.Kube, watches: dict[str, _Watch], now: datetime.datetime) -> None:
@@ -337,7 +353,9 @@ def _judge(
         "cpu": round(sample.cpu_cores / (node.allocatable_cpu_millicores / 1000), 4),
         "memory": round(sample.memory_bytes / node.allocatable_memory_bytes, 4),
     }
-    over = [r for r, limit in watch.targets.items() if observed[r] > limit]
+    if watch.pod_count is not None and node.allocatable_pods:
+        observed[plan.POD_COUNT] = round(watch.pod_count / node.allocatable_pods, 4)
+    over = [r for r, limit in watch.targets.items() if r in observed and observed[r] > limit]
     if watch.role == "landing":
         verdict = "turned hot" if over else "within targets"
     elif not over:

@@ -7,6 +7,7 @@ its usage moves with it. The table shows what the nodes look like after.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from dataclasses import dataclass
 
@@ -94,10 +95,20 @@ def simulate_round(
         pods=usage.pods,
     )
     excluded = {n.name: n.note for n in planned.nodes if n.node_class == "excluded"}
-    table_after = plan.classify_nodes(state, moved, settings.node_pools, excluded)
+    # The replacements hold pod slots where they landed.
+    relocated = {key: node for key, node in landed.items() if node is not None}
+    after = dataclasses.replace(
+        state,
+        pods=tuple(
+            dataclasses.replace(p, node_name=relocated[p.key]) if p.key in relocated else p
+            for p in state.pods
+            if p.key not in landed or p.key in relocated
+        ),
+    )
+    table_after = plan.classify_nodes(after, moved, settings.node_pools, excluded)
     util = table_after.utilisation()
     observed = {
-        name: {r: round(float(util[i, k]), 4) for k, r in enumerate(plan.RESOURCES)}
+        name: {r: round(float(util[i, k]), 4) for k, r in enumerate(table_after.resources)}
         for i, name in enumerate(table_after.names)
     }
     hot_after = sum(1 for c in table_after.classes if c == "hot")

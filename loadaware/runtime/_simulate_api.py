@@ -90,7 +90,7 @@ def simulate_through_api(
     table_after = plan.classify_nodes(after, usage_after, settings.node_pools, excluded)
     util = table_after.utilisation()
     observed = {
-        name: {r: round(float(util[i, k]), 4) for k, r in enumerate(plan.RESOURCES)}
+        name: {r: round(float(util[i, k]), 4) for k, r in enumerate(table_after.resources)}
         for i, name in enumerate(table_after.names)
     }
     hot_after = sum(1 for c in table_after.classes if c == "hot")

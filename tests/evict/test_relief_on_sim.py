@@ -206,3 +206,25 @@ def test_a_budget_that_stops_short_leaves_the_hotspot_improved(server, tmp_path)
     assert verification["breaker"] is None
     # Per round: where the replacements landed against the plan.
     assert verification["landings"] == {"planned": 1, "elsewhere": 0, "pending": 0}
+
+
+def test_a_node_crowded_by_pod_count_is_relieved_and_judged_by_its_count(
+    server, tmp_path
+) -> None:
+    """A pool judging `pods` alone: default-a-002 holds 23 of its 110 pod slots,
+    over a 19% target; the round moves pods off it until it is under, and judges
+    the count read back from the API once the moved pods are gone."""
+    pool = {"name": "default", "thresholds": {"pods": 5}, "targetThresholds": {"pods": 19}}
+    audit = _run(server, tmp_path, metrics_server_policy(nodePools=[pool]))
+    hot = {n["name"] for n in audit["plan"]["nodes"] if n["class"] == "hot"}
+    assert hot == {"default-a-002"}
+    verification = audit["verification"]
+    assert verification["verdict"] == "relieved", verification["verdict"]
+    [row] = verification["relief"]
+    count = sum(1 for p in server.list("pods") if p["spec"].get("nodeName") == "default-a-002")
+    assert row["observed"]["pods"] == pytest.approx(count / 110, abs=1e-4)
+    assert row["observed"]["pods"] <= 0.19
+    assert row["observed"]["pods"] == pytest.approx(row["expected"]["pods"], abs=1e-4)
+    for landing in verification["landingNodes"]:
+        assert landing["verdict"] == "within targets"
+        assert landing["observed"]["pods"] <= 0.19

@@ -9,8 +9,8 @@ limits and evictor settings map exactly; each deschedule plugin's args map onto
 its strategy; the top-level v1alpha1 evictor flags become podProtections; a
 converted DefaultEvictor protects, on a generated cluster, exactly the pods the
 source policy protects (local storage, DaemonSet, system-critical, PVC) and the
-plan respects it; Prometheus and metrics-server sources; what must exit 2
-(pods thresholds, numberOfNodes, HighNodeUtilization beside LowNodeUtilization,
+plan respects it; pods thresholds translate; Prometheus and metrics-server
+sources; what must exit 2 (numberOfNodes, HighNodeUtilization beside LowNodeUtilization,
 a plugin loadaware lacks, per-profile evictors that differ); plugins of one
 profile with different scopes become profiles of their own; the Helm chart's
 ConfigMap; the CLI's output, table and exit codes.
@@ -40,13 +40,8 @@ EXAMPLES: dict[str, set[str] | None] = {
     # Placeholders (`- ...`, `[...]`) make it a sketch rather than a policy.
     "v1alpha2-example-policy.yaml": None,
     "v1alpha2-remove-duplicates.yaml": set(),
-    "v1alpha2-low-node-utilization.yaml": {
-        "profiles[ProfileName].pluginConfig[LowNodeUtilization].args.thresholds.pods",
-        "profiles[ProfileName].pluginConfig[LowNodeUtilization].args.targetThresholds.pods",
-    },
-    "v1alpha2-high-node-utilization.yaml": {
-        "profiles[ProfileName].pluginConfig[HighNodeUtilization].args.thresholds.pods"
-    },
+    "v1alpha2-low-node-utilization.yaml": set(),
+    "v1alpha2-high-node-utilization.yaml": set(),
     "v1alpha2-remove-pods-violating-inter-pod-anti-affinity.yaml": set(),
     "v1alpha2-remove-pods-violating-node-affinity.yaml": set(),
     "v1alpha2-remove-pods-violating-node-taints.yaml": set(),
@@ -68,16 +63,8 @@ EXAMPLES: dict[str, set[str] | None] = {
     # `strategies: ...` is a placeholder, not a map of strategies.
     "v1alpha1-policy-and-strategies.yaml": None,
     "v1alpha1-remove-duplicates.yaml": set(),
-    "v1alpha1-low-node-utilization.yaml": {
-        "profiles[strategy-LowNodeUtilization-profile].pluginConfig[LowNodeUtilization]"
-        ".args.thresholds.pods",
-        "profiles[strategy-LowNodeUtilization-profile].pluginConfig[LowNodeUtilization]"
-        ".args.targetThresholds.pods",
-    },
-    "v1alpha1-high-node-utilization.yaml": {
-        "profiles[strategy-HighNodeUtilization-profile].pluginConfig[HighNodeUtilization]"
-        ".args.thresholds.pods"
-    },
+    "v1alpha1-low-node-utilization.yaml": set(),
+    "v1alpha1-high-node-utilization.yaml": set(),
     "v1alpha1-remove-pods-violating-inter-pod-anti-affinity.yaml": set(),
     "v1alpha1-remove-pods-violating-node-affinity.yaml": set(),
     "v1alpha1-remove-pods-violating-topology-spread-constraint.yaml": set(),
@@ -89,12 +76,7 @@ EXAMPLES: dict[str, set[str] | None] = {
     "v1alpha1-priority-filtering.yaml": set(),
     "v1alpha1-priority-filtering-2.yaml": set(),
     "v1alpha1-label-filtering.yaml": set(),
-    "v1alpha1-node-fit-filtering.yaml": {
-        "profiles[strategy-LowNodeUtilization-profile].pluginConfig[LowNodeUtilization]"
-        ".args.thresholds.pods",
-        "profiles[strategy-LowNodeUtilization-profile].pluginConfig[LowNodeUtilization]"
-        ".args.targetThresholds.pods",
-    },
+    "v1alpha1-node-fit-filtering.yaml": set(),
 }
 
 
@@ -173,8 +155,9 @@ def test_low_node_utilization_example_maps_exactly() -> None:
     conversion = policy.load_descheduler_policy(DATA / "v1alpha2-low-node-utilization.yaml")
     converted = conversion.policy
     (pool,) = converted.node_pools
-    assert pool.thresholds.as_dict() == {"cpu": 20, "memory": 20}
-    assert pool.target_thresholds.as_dict() == {"cpu": 50, "memory": 50}
+    # pods: a node's pod count over its allocatable pods, in both tools.
+    assert pool.thresholds.as_dict() == {"cpu": 20, "memory": 20, "pods": 20}
+    assert pool.target_thresholds.as_dict() == {"cpu": 50, "memory": 50, "pods": 50}
     assert pool.use_deviation_thresholds is False
     assert pool.node_selector == {}
     # evictionLimits.node: 5, and no other limit.
@@ -203,6 +186,7 @@ def test_v1alpha1_low_node_utilization_with_node_fit() -> None:
     assert conversion.policy.node_pools[0].target_thresholds.as_dict() == {
         "cpu": 50,
         "memory": 50,
+        "pods": 50,
     }
 
 
@@ -787,7 +771,7 @@ def test_cli_conversion_that_differs_exits_2_and_still_writes(
         [
             "convert",
             "--from-descheduler",
-            str(DATA / "v1alpha2-low-node-utilization.yaml"),
+            str(DATA / "v1alpha2-pod-life-time.yaml"),
             "-o",
             str(target),
         ]
@@ -797,13 +781,13 @@ def test_cli_conversion_that_differs_exits_2_and_still_writes(
     assert out == ""
     text = target.read_text()
     assert "# NOT equivalent" in text
-    assert "thresholds.pods" in text
-    assert policy.parse_policy(yaml.safe_load(text)).limits.max_no_of_pods_to_evict_per_node == 5
+    assert "args.ownerKinds" in text
+    assert policy.parse_policy(yaml.safe_load(text)).profiles
     lines = err.splitlines()
     assert lines[0].split() == ["EFFECT", "DESCHEDULER", "SETTING", "WHY"]
     # What needs a decision comes first.
     assert lines[1].startswith("changes-behaviour")
-    assert "pod-count threshold" in err
+    assert "does not filter by owner kind" in err
 
 
 def test_cli_refusal_exits_2_with_the_reason(capsys: pytest.CaptureFixture[str]) -> None:

@@ -31,7 +31,11 @@ def test_dump_is_camel_case_with_kubernetes_durations() -> None:
     assert dumped["apiVersion"] == "loadaware.io/v1alpha1"
     assert dumped["evictor"]["minPodAge"] == "1h30m"
     assert dumped["metrics"]["maxSampleAge"] == "1m30s"
-    assert dumped["nodePools"][0]["targetThresholds"] == {"cpu": 70.0, "memory": 80.0}
+    assert dumped["nodePools"][0]["targetThresholds"] == {
+        "cpu": 70.0,
+        "memory": 80.0,
+        "pods": None,
+    }
     assert "node_pools" not in dumped
 
 
