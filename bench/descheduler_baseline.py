@@ -104,7 +104,9 @@ def plan_descheduler_order(
     the two are compared on the same rounds.
     """
     try:
-        verdict = metrics.judge_usage(usage, _node_scopes(cluster), policy.metrics, now)
+        verdict = metrics.judge_usage(
+            usage, plan.node_scopes(cluster, policy.node_pools), policy.metrics, now
+        )
     except errors.RefusedError as exc:
         return plan.Plan(status="refused", reason=f"{exc.reference}: {exc.message}")
     table = plan.classify_nodes(cluster, usage, policy.node_pools, verdict.excluded_nodes)
@@ -115,17 +117,6 @@ def eviction_order(pods: Sequence[Pod]) -> list[Pod]:
     """Pods in the order LowNodeUtilization tries them: priority low to high, then
     BestEffort, Burstable, Guaranteed; stable, so equal pods keep their order."""
     return sorted(pods, key=lambda p: (p.priority, QOS_EVICTION_RANK.get(p.qos_class, 1)))
-
-
-def _node_scopes(cluster: ClusterState) -> dict[str, metrics.NodeScope]:
-    return {
-        node.name: metrics.NodeScope(
-            allocatable_cpu_cores=node.allocatable_cpu_millicores / 1000,
-            allocatable_memory_bytes=node.allocatable_memory_bytes,
-            pod_keys=tuple(p.key for p in cluster.pods_by_node.get(node.name, ())),
-        )
-        for node in cluster.nodes
-    }
 
 
 def _tolerates_all(pod: Pod, taints: tuple[Taint, ...]) -> bool:

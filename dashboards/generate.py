@@ -22,7 +22,7 @@ import argparse
 import json
 import pathlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -90,12 +90,18 @@ class DashboardSpec:
     title: str
     description: str
     rows: Sequence[RowSpec]
+    # Query variables: name -> (label, PromQL label_values(...) query); multi-select, All.
+    variables: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
 
 CLUSTER_HOTSPOTS = DashboardSpec(
     uid="loadaware-cluster-hotspots",
     title="Cluster hotspots",
     description="Where the load is: node utilisation from node-exporter, and loadaware's classes.",
+    # cpu, memory, pods and the resources named in metrics.prometheus.resources.
+    variables={
+        "resource": ("Resource", "label_values(loadaware_node_utilisation_ratio, resource)")
+    },
     rows=[
         RowSpec(
             "Utilisation",
@@ -159,7 +165,8 @@ CLUSTER_HOTSPOTS = DashboardSpec(
                     "timeseries",
                     [
                         Query(
-                            "max by (node, resource) (loadaware_node_utilisation_ratio)",
+                            "max by (node, resource) "
+                            '(loadaware_node_utilisation_ratio{resource=~"$resource"})',
                             "{{node}} {{resource}}",
                         )
                     ],
@@ -588,6 +595,17 @@ def build_dashboard(spec: DashboardSpec) -> dict[str, Any]:
             grafana.DatasourceVariable("datasource").label("Data source").type("prometheus")
         )
     )
+    for name, (label, query) in spec.variables.items():
+        builder = builder.with_variable(
+            grafana.QueryVariable(name)
+            .label(label)
+            .datasource(DATASOURCE)
+            .query(query)
+            .multi(True)
+            .include_all(True)
+            .all_value(".*")
+            .refresh(model.VariableRefresh.ON_TIME_RANGE_CHANGED)
+        )
     panel_id = 1
     for row in spec.rows:
         builder = builder.with_row(grafana.Row(row.title).id(panel_id))

@@ -210,6 +210,8 @@ class Node:
     allocatable_cpu_millicores: int
     allocatable_memory_bytes: int
     allocatable_pods: int = 110
+    # Extended resources (`nvidia.com/gpu`) by name, as counts.
+    allocatable_extended: Mapping[str, float] = field(default_factory=dict, hash=False)
     taints: tuple[Taint, ...] = ()
     unschedulable: bool = False
     ready: bool = True

@@ -4,7 +4,10 @@
      "nodes": {"node-a": {"cpu": 3.2, "memory": 12884901888, "timestamp": "..."}},
      "pods":  {"shop/web-7d9f-abcde": {"cpu": 0.45, "memory": 536870912, "timestamp": "..."}}}
 
-cpu is in cores, memory in bytes, timestamps are RFC 3339 and read as UTC. Only
+cpu is in cores, memory in bytes, timestamps are RFC 3339 and read as UTC. A
+sample may carry `named: {"gpu": 1.5}` (metrics.prometheus.resources, in their
+own units), and the document `capacity: {"node-a": {"gpu": 4}}` where a capacity
+query gave it. Only
 the shape is checked here: NaN or negative values load as they are, so that the
 plausibility check refuses the round with its stable reason code instead of a
 file error hiding what the source really reported.
@@ -57,11 +60,17 @@ def load_metrics_file(path: str | os.PathLike[str]) -> _types.Usage:
 
 def usage_to_json(usage: _types.Usage) -> dict[str, Any]:
     """Usage in the file's form. Names are sorted so that equal usage gives equal files."""
-    return {
+    document: dict[str, Any] = {
         "collectedAt": _format_timestamp(usage.collected_at),
         "nodes": {name: _sample_to_json(usage.nodes[name]) for name in sorted(usage.nodes)},
         "pods": {key: _sample_to_json(usage.pods[key]) for key in sorted(usage.pods)},
     }
+    if usage.capacity:
+        document["capacity"] = {
+            name: {r: _number(v) for r, v in sorted(usage.capacity[name].items())}
+            for name in sorted(usage.capacity)
+        }
+    return document
 
 
 def write_metrics_file(
@@ -76,11 +85,14 @@ def write_metrics_file(
 
 
 def _sample_to_json(sample: _types.UsageSample) -> dict[str, Any]:
-    return {
+    document: dict[str, Any] = {
         "cpu": _number(sample.cpu_cores),
         "memory": _number(sample.memory_bytes),
         "timestamp": _format_timestamp(sample.timestamp),
     }
+    if sample.named:
+        document["named"] = {r: _number(v) for r, v in sorted(sample.named.items())}
+    return document
 
 
 def _number(value: float) -> float | int:
@@ -104,9 +116,34 @@ def usage_from_json(data: Any, *, source: str = "metrics") -> _types.Usage:
     collected_at = _timestamp(data, "collectedAt", "collectedAt", problems)
     nodes = _samples(data, "nodes", problems, is_pod=False)
     pods = _samples(data, "pods", problems, is_pod=True)
+    capacity = {
+        name: _named(values, f"capacity[{json.dumps(name)}]", problems)
+        for name, values in _object(data, "capacity", problems).items()
+    }
     if problems or collected_at is None:
         raise errors.InputError(f"{source} is invalid:\n" + "\n".join(f"  - {p}" for p in problems))
-    return _types.Usage(collected_at=collected_at, nodes=nodes, pods=pods)
+    return _types.Usage(collected_at=collected_at, nodes=nodes, pods=pods, capacity=capacity)
+
+
+def _object(data: Mapping[str, Any], field: str, problems: list[str]) -> Mapping[str, Any]:
+    value = data.get(field, {})
+    if not isinstance(value, Mapping):
+        problems.append(f"{field}: expected an object")
+        return {}
+    return value
+
+
+def _named(value: Any, where: str, problems: list[str]) -> dict[str, float]:
+    """Named resource values: an object of numbers."""
+    if not isinstance(value, Mapping):
+        problems.append(f"{where}: expected an object of resource name to number")
+        return {}
+    found: dict[str, float] = {}
+    for name in value:
+        checked = _value(value, name, where, "in the resource's unit", problems)
+        if checked is not None:
+            found[name] = checked
+    return found
 
 
 def _samples(
@@ -132,9 +169,10 @@ def _samples(
         cpu = _value(entry, "cpu", where, "cores", problems)
         memory = _value(entry, "memory", where, "bytes", problems)
         timestamp = _timestamp(entry, "timestamp", f"{where}.timestamp", problems)
+        named = _named(entry["named"], f"{where}.named", problems) if "named" in entry else {}
         if len(problems) == before and cpu is not None and memory is not None and timestamp:
             samples[key] = _types.UsageSample(
-                cpu_cores=cpu, memory_bytes=memory, timestamp=timestamp
+                cpu_cores=cpu, memory_bytes=memory, timestamp=timestamp, named=named
             )
     return samples
 

@@ -36,6 +36,10 @@ class NodeScope:
     allocatable_cpu_cores: float
     allocatable_memory_bytes: float
     pod_keys: tuple[str, ...] = ()
+    # Named resources its pool judges: a sample without one of them is no sample.
+    named: tuple[str, ...] = ()
+    # Capacity per named resource, where known (implausible above 2x, as cpu).
+    capacity: Mapping[str, float] = field(default_factory=dict)
 
 
 def judge_usage(
@@ -59,7 +63,10 @@ def judge_usage(
         # A node with no current value may still have an older sample the source
         # knows about: its age tells the operator more than "no sample".
         newest = sample.timestamp if sample is not None else usage.last_seen.get(name)
-        if newest is None:
+        lacking = [r for r in nodes[name].named if sample is not None and r not in sample.named]
+        if lacking:
+            why = f"no {lacking[0]} value (metrics.prometheus.resources.{lacking[0]})"
+        elif newest is None:
             why = "no sample"
         elif (age := now - newest) > max_age or sample is None:
             why = f"sample is {age.total_seconds():.0f}s old (max {max_age.total_seconds():.0f}s)"
@@ -88,9 +95,16 @@ def judge_usage(
 
     stale_pods = set()
     for name in names:
+        named = nodes[name].named
         for key in nodes[name].pod_keys:
             sample = usage.pods.get(key)
-            if sample is None or now - sample.timestamp > max_age:
+            if (
+                sample is None
+                or now - sample.timestamp > max_age
+                or any(r not in sample.named for r in named)
+            ):
+                # Without a value for a resource its node is judged by, the relief
+                # of moving it is unknown: not a candidate.
                 stale_pods.add(key)
     return UsageVerdict(
         excluded_nodes={n: f"stale metrics: {why}" for n, why in stale.items()},
@@ -120,6 +134,13 @@ def _refuse_implausible(
                     f"memory {sample.memory_bytes:.0f} bytes is over "
                     f"{IMPLAUSIBLE_USAGE_FACTOR:g}x allocatable"
                 )
+            for resource, capacity in {**node.capacity, **usage.capacity.get(name, {})}.items():
+                value = sample.named.get(resource)
+                if problem is None and value is not None and value > 2 * capacity:
+                    problem = (
+                        f"{resource} {value:g} is over {IMPLAUSIBLE_USAGE_FACTOR:g}x "
+                        f"its capacity {capacity:g}"
+                    )
         if problem is not None:
             raise RefusedError(f"node {name} {problem}", reference="implausible-metrics")
     for name in names:
@@ -130,7 +151,8 @@ def _refuse_implausible(
 
 
 def _sample_problem(sample: UsageSample, now: datetime.datetime) -> str | None:
-    for resource, value in (("cpu", sample.cpu_cores), ("memory", sample.memory_bytes)):
+    values = (("cpu", sample.cpu_cores), ("memory", sample.memory_bytes), *sample.named.items())
+    for resource, value in values:
         if math.isnan(value) or math.isinf(value):
             return f"{resource} value is {value}"
         if value < 0:

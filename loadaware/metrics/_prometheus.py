@@ -36,6 +36,7 @@ timeout, and no redirects (a redirect is an auth proxy's login page, not data).
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import datetime
 import gc
 import json
@@ -257,6 +258,11 @@ class PrometheusProvider:
                 ],
             )
             last_seen = self._last_seen(client, missing, now) if missing else {}
+            capacity: dict[str, dict[str, float]] = {}
+            if self._source.resources:
+                nodes, pods, capacity = self._named(
+                    client, pool, nodes, pods, wanted_nodes, wanted_pods, now
+                )
         return Usage(
             collected_at=now,
             nodes=nodes,
@@ -264,7 +270,50 @@ class PrometheusProvider:
             history=history,
             last_seen=last_seen,
             notes=notes,
+            capacity=capacity,
         )
+
+    def _named(
+        self,
+        client: _Client,
+        pool: concurrent.futures.ThreadPoolExecutor,
+        nodes: dict[str, UsageSample],
+        pods: dict[str, UsageSample],
+        wanted_nodes: frozenset[str],
+        wanted_pods: frozenset[str],
+        now: datetime.datetime,
+    ) -> tuple[dict[str, UsageSample], dict[str, UsageSample], dict[str, dict[str, float]]]:
+        """The named resources' values folded into the samples: a value with its
+        sample time joins a sample, whose time becomes the older of the two. A node
+        or pod without one keeps its sample without the resource; whether that
+        matters (its pool judges the resource) is for judging to say."""
+        jobs: dict[tuple[str, str], concurrent.futures.Future[_Series]] = {}
+        for name, resource in sorted(self._source.resources.items()):
+            label = resource.node_label
+            node_parts = [("node", resource.node), ("nodeTimestamp", resource.node_timestamp)]
+            if resource.capacity_is_query:
+                node_parts.append(("capacity", resource.capacity))
+            for part, text in node_parts:
+                what = f"resources.{name}.{part}"
+                jobs[(name, part)] = pool.submit(
+                    self._node_series, client, text, what, wanted_nodes, now, label
+                )
+            if wanted_pods:
+                for part, text in (("pod", resource.pod), ("podTimestamp", resource.pod_timestamp)):
+                    what = f"resources.{name}.{part}"
+                    jobs[(name, part)] = pool.submit(
+                        self._pod_series, client, text, what, wanted_pods, now
+                    )
+        answers = {key: job.result() for key, job in jobs.items()}
+        capacity: dict[str, dict[str, float]] = {}
+        for name in sorted(self._source.resources):
+            nodes = _join(nodes, name, answers[(name, "node")], answers[(name, "nodeTimestamp")])
+            if (name, "pod") in answers:
+                pods = _join(pods, name, answers[(name, "pod")], answers[(name, "podTimestamp")])
+            if (name, "capacity") in answers:
+                for node, value in answers[(name, "capacity")].values.items():
+                    capacity.setdefault(node, {})[name] = value
+        return nodes, pods, capacity
 
     def _pods(
         self,
@@ -389,8 +438,9 @@ class PrometheusProvider:
         what: str,
         wanted: frozenset[str],
         now: datetime.datetime,
+        label: str | None = None,
     ) -> _Series:
-        label = self._source.node_label
+        label = label or self._source.node_label
         series = _Series(what=what, text=text, note=f"sample time from {what} `{text}`")
         values, owners = series.values, series.owners
         try:
@@ -743,6 +793,22 @@ def _assemble_pods(
             moment = moments[stamp] = _from_unix(stamp)
         samples[key] = UsageSample(cpu_cores=cpu_value, memory_bytes=memory_value, timestamp=moment)
     return samples
+
+
+def _join(
+    samples: dict[str, UsageSample], name: str, values: _Series, stamps: _Series
+) -> dict[str, UsageSample]:
+    joined = dict(samples)
+    for key, sample in samples.items():
+        value, stamp = values.values.get(key), stamps.values.get(key)
+        if value is None or stamp is None:
+            continue
+        joined[key] = dataclasses.replace(
+            sample,
+            named={**sample.named, name: value},
+            timestamp=min(sample.timestamp, _from_unix(stamp)),
+        )
+    return joined
 
 
 def _number(pair: Any) -> float:

@@ -17,6 +17,9 @@ class UsageSample:
     # The value reflects [timestamp - window, timestamp] (metrics-server's window);
     # 0 where the source says nothing (see runtime/_relief for Prometheus' rate window).
     window_seconds: float = 0.0
+    # Named resources (metrics.prometheus.resources) with a value and a sample time;
+    # `timestamp` is then the oldest of all.
+    named: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,3 +53,5 @@ class Usage:
     # came from (the query), or why it has none.
     last_seen: Mapping[str, datetime.datetime] = field(default_factory=dict)
     notes: Mapping[str, str] = field(default_factory=dict)
+    # node -> named resource -> capacity, where a query gives it (see NamedResource).
+    capacity: Mapping[str, Mapping[str, float]] = field(default_factory=dict)

@@ -12,9 +12,9 @@ from loadaware.plan._budget import (
     unavailable_by_workload,
     workload_key,
 )
-from loadaware.plan._build import build_plan
+from loadaware.plan._build import allocatable_names, build_plan
 from loadaware.plan._candidates import EvictionRules, PodVerdict, judge_pod
-from loadaware.plan._classify import NodeTable, classify_nodes, pool_of
+from loadaware.plan._classify import NodeTable, classify_nodes, node_scopes, pool_of
 from loadaware.plan._fit import Occupancy
 from loadaware.plan._output import plan_to_json
 from loadaware.plan._placement import HOTSPOT_TAINT
@@ -35,10 +35,12 @@ __all__ = [
     "Plan",
     "PodVerdict",
     "SolverInfo",
+    "allocatable_names",
     "best_nodes",
     "build_plan",
     "classify_nodes",
     "judge_pod",
+    "node_scopes",
     "plan_to_json",
     "pool_of",
     "predict_node",

@@ -32,7 +32,7 @@ from loadaware.plan._types import (
     SolverInfo,
     SolverMethod,
 )
-from loadaware.policy import LoadAwarePolicy
+from loadaware.policy import BUILTIN_RESOURCES, LoadAwarePolicy
 
 # Evictor verdicts that put a pod outside a profile's scope rather than protect it.
 OUT_OF_SCOPE = frozenset({"namespace-excluded", "label-selector"})
@@ -56,7 +56,9 @@ def build_plan(
     exception.
     """
     try:
-        verdict = metrics.judge_usage(usage, _node_scopes(cluster), policy.metrics, now)
+        verdict = metrics.judge_usage(
+            usage, _classify.node_scopes(cluster, policy.node_pools), policy.metrics, now
+        )
     except RefusedError as exc:
         return Plan(status="refused", reason=f"{exc.reference}: {exc.message}")
 
@@ -70,6 +72,7 @@ def build_plan(
             policy.node_pools,
             policy.consolidation.thresholds.as_dict() if policy.consolidation.enabled else {},
         ),
+        allocatable_names=allocatable_names(policy),
     )
     profiles = _profiles.scoped_profiles(policy, cluster)
     tally = _profiles.Tally()
@@ -137,6 +140,11 @@ def build_plan(
             reason=move.candidate.reason,
             workload=workload_key(move.candidate.pod),
             steer=tuple(sorted(table.names[i] for i in move.steer)),
+            named={
+                r: float(move.candidate.usage[k])
+                for k, r in enumerate(table.resources)
+                if r not in BUILTIN_RESOURCES
+            },
         )
         for move in moves
     )
@@ -211,15 +219,12 @@ def _solve(
     return greedy, "greedy", outcome.lower_bound, placement
 
 
-def _node_scopes(cluster: ClusterState) -> dict[str, metrics.NodeScope]:
-    return {
-        node.name: metrics.NodeScope(
-            allocatable_cpu_cores=node.allocatable_cpu_millicores / 1000,
-            allocatable_memory_bytes=node.allocatable_memory_bytes,
-            pod_keys=tuple(p.key for p in cluster.pods_by_node.get(node.name, ())),
-        )
-        for node in cluster.nodes
-    }
+def allocatable_names(policy: LoadAwarePolicy) -> dict[str, str]:
+    """Named resources whose capacity is a node allocatable resource, by name."""
+    source = policy.metrics.prometheus
+    if source is None:
+        return {}
+    return {n: r.capacity for n, r in source.resources.items() if not r.capacity_is_query}
 
 
 def _build_problem(

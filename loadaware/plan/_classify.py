@@ -15,7 +15,7 @@ from loadaware import metrics
 from loadaware.cluster import ClusterState, Node
 from loadaware.metrics import Usage
 from loadaware.plan._types import POD_COUNT, RESOURCES, NodeClass
-from loadaware.policy import NodePool
+from loadaware.policy import BUILTIN_RESOURCES, NodePool
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -43,8 +43,15 @@ class NodeTable:
         are judged, one pod. Zero for a pod without a sample (a finished one)."""
         if sample is None:
             return np.zeros(len(self.resources))
-        extra = [1.0] * (len(self.resources) - len(RESOURCES))
+        extra = [1.0 if r == POD_COUNT else sample.named.get(r, 0.0) for r in self.resources[2:]]
         return np.array([sample.cpu_cores, sample.memory_bytes, *extra])
+
+    def headroom(self, indexes: np.ndarray) -> np.ndarray:
+        """What the nodes may still take before their targets, per resource (never
+        negative); unlimited where a resource is not judged."""
+        with np.errstate(invalid="ignore"):
+            room = self.high[indexes] * self.allocatable[indexes] - self.usage[indexes]
+        return np.where(np.isnan(self.high[indexes]), np.inf, np.maximum(room, 0.0))
 
     def utilisation(self, usage: np.ndarray | None = None) -> np.ndarray:
         used = self.usage if usage is None else usage
@@ -60,12 +67,34 @@ def pool_of(node: Node, pools: Sequence[NodePool]) -> NodePool | None:
     return None
 
 
+def named_resources(pool: NodePool | None) -> tuple[str, ...]:
+    """The metrics.prometheus.resources a pool judges, in the order of its targets."""
+    if pool is None:
+        return ()
+    return tuple(r for r in pool.target_thresholds.as_dict() if r not in BUILTIN_RESOURCES)
+
+
+def node_scopes(cluster: ClusterState, pools: Sequence[NodePool]) -> dict[str, metrics.NodeScope]:
+    """What judging usage needs of each node: allocatable, its pods' keys, and the
+    named resources its pool judges."""
+    return {
+        node.name: metrics.NodeScope(
+            allocatable_cpu_cores=node.allocatable_cpu_millicores / 1000,
+            allocatable_memory_bytes=node.allocatable_memory_bytes,
+            pod_keys=tuple(p.key for p in cluster.pods_by_node.get(node.name, ())),
+            named=named_resources(pool_of(node, pools)),
+        )
+        for node in cluster.nodes
+    }
+
+
 def judged_resources(pools: Sequence[NodePool], *more: Mapping[str, float]) -> tuple[str, ...]:
     """The resource axis of a round: cpu and memory, then pods if a pool (or one
     of `more`'s limits, e.g. consolidation's thresholds) judges it."""
     limits = [pool.target_thresholds.as_dict() for pool in pools] + list(more)
     pods = any(POD_COUNT in judged for judged in limits)
-    return RESOURCES + ((POD_COUNT,) if pods else ())
+    named = sorted({r for judged in limits for r in judged if r not in BUILTIN_RESOURCES})
+    return RESOURCES + ((POD_COUNT,) if pods else ()) + tuple(named)
 
 
 def classify_nodes(
@@ -76,9 +105,15 @@ def classify_nodes(
     *,
     confirm_consecutive: int = 1,
     resources: tuple[str, ...] | None = None,
+    allocatable_names: Mapping[str, str] | None = None,
 ) -> NodeTable:
     """Assign each node a pool and a class. `excluded` names nodes already ruled out
     (stale metrics) with the reason.
+
+    A named resource's capacity on a node is what its capacity query gave
+    (usage.capacity), else the node's allocatable of the resource
+    `allocatable_names` maps it to (`gpu` -> `nvidia.com/gpu`). A node whose pool
+    judges a resource it has no capacity for is excluded, with that reason.
 
     With `confirm_consecutive` above 1 and a usage history (Prometheus reads one),
     a node over its targets counts as hot only once it has been over them for that
@@ -87,6 +122,7 @@ def classify_nodes(
     resources = resources or judged_resources(pools)
     count, width = len(nodes), len(resources)
     with_pods = POD_COUNT in resources
+    named = [(k, r) for k, r in enumerate(resources) if r not in BUILTIN_RESOURCES]
     allocatable = np.zeros((count, width))
     used = np.zeros((count, width))
     low = np.full((count, width), np.nan)
@@ -104,11 +140,21 @@ def classify_nodes(
             # Every bound, unfinished pod holds one of the node's pod slots.
             allocatable[i, 2] = node.allocatable_pods
             used[i, 2] = len(cluster.pods_by_node.get(node.name, ()))
+        capacity = usage.capacity.get(node.name, {})
+        for k, resource in named:
+            allocatable[i, k] = capacity.get(resource) or node.allocatable_extended.get(
+                (allocatable_names or {}).get(resource, ""), 0.0
+            )
+            if sample is not None and node.name not in excluded:
+                used[i, k] = sample.named.get(resource, 0.0)
         pool = pool_of(node, pools)
         node_pools.append(pool)
         note = ""
+        lacking = [r for r in named_resources(pool) if allocatable[i, resources.index(r)] <= 0]
         if node.name in excluded:
             note = excluded[node.name]
+        elif lacking:
+            note = f"no capacity for {lacking[0]} (metrics.prometheus.resources.{lacking[0]})"
         elif pool is None:
             note = "in no node pool"
         elif not node.ready:

@@ -132,11 +132,7 @@ def _ordered_candidates(problem: Problem) -> list[Candidate]:
     if problem.target_indexes.size == 0:
         return [c for c in problem.must_move if c.terminal]
     targets = problem.target_indexes
-    headroom = np.maximum(
-        np.nan_to_num(table.high[targets], nan=np.inf) * table.allocatable[targets]
-        - table.usage[targets],
-        0.0,
-    )
+    headroom = table.headroom(targets)
     biggest_room = headroom.max(axis=0)
     ratios = table.utilisation()
     # Violations first, in the order the strategies named them; a must-move too big
@@ -207,11 +203,7 @@ class _SelectionModel:
         # Aggregate headroom of the receiving nodes, in usage and in requests.
         targets = problem.target_indexes
         usage = np.array([c.usage for c in candidates])
-        room = np.maximum(
-            np.nan_to_num(table.high[targets], nan=np.inf) * table.allocatable[targets]
-            - table.usage[targets],
-            0.0,
-        ).sum(axis=0)
+        room = table.headroom(targets).sum(axis=0)
         # A failed pod's replacement, if any, exists already: it takes no room.
         requests = np.array(
             [

@@ -28,6 +28,8 @@ class Eviction:
     # Nodes that carry the soft taint (HOTSPOT_TAINT) when this eviction is sent;
     # expected_node is predicted under them.
     steer: tuple[str, ...] = ()
+    # Usage of the named resources (metrics.prometheus.resources) the round judges.
+    named: Mapping[str, float] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -21,6 +21,7 @@ from loadaware.policy._descheduler import (
 from loadaware.policy._duration import Duration, format_duration, parse_duration
 from loadaware.policy._load import dump_policy, load_policy, parse_policy, policy_hash
 from loadaware.policy._model import (
+    BUILTIN_RESOURCES,
     SYSTEM_CRITICAL_PRIORITY,
     AuthToken,
     ConsolidationSettings,
@@ -38,6 +39,7 @@ from loadaware.policy._model import (
     LoadBalancingStrategy,
     MetricsServerSource,
     MetricsSettings,
+    NamedResource,
     Namespaces,
     NodeAffinityStrategy,
     NodePool,
@@ -66,6 +68,7 @@ from loadaware.policy._model import (
 from loadaware.policy._schema import SCHEMA_ID, policy_json_schema
 
 __all__ = [
+    "BUILTIN_RESOURCES",
     "SCHEMA_ID",
     "SYSTEM_CRITICAL_PRIORITY",
     "AuthToken",
@@ -87,6 +90,7 @@ __all__ = [
     "LoadBalancingStrategy",
     "MetricsServerSource",
     "MetricsSettings",
+    "NamedResource",
     "Namespaces",
     "NodeAffinityStrategy",
     "NodePool",

@@ -7,6 +7,7 @@ errors, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import datetime
+import re
 import zoneinfo
 from typing import Annotated, Literal
 
@@ -82,6 +83,35 @@ class PrometheusQueries(_Model):
     pod_memory_timestamp: str | None = None
 
 
+RESOURCE_NAME = r"^[a-z][a-z0-9-]{0,62}$"
+BUILTIN_RESOURCES = ("cpu", "memory", "pods")
+
+
+class NamedResource(_Model):
+    """A resource whose usage PromQL gives (GPU, network, disk): judged like cpu once a
+    pool's thresholds name it.
+
+    node: usage per node (by nodeLabel); pod: usage per pod (by namespace, pod);
+    capacity: per node in the same unit, a PromQL query (by nodeLabel) or the name
+    of a node allocatable resource (`nvidia.com/gpu`). nodeTimestamp and
+    podTimestamp give the unix time of the newest raw sample behind each value
+    (`timestamp()` of the raw series, never of an aggregate: that is the
+    evaluation time): staleness is judged from them, as for cpu."""
+
+    node: str = Field(min_length=1)
+    pod: str = Field(min_length=1)
+    capacity: str = Field(min_length=1)
+    node_timestamp: str = Field(min_length=1)
+    pod_timestamp: str = Field(min_length=1)
+    # The label naming the node on this resource's node series; None: the source's nodeLabel.
+    node_label: str | None = None
+
+    @property
+    def capacity_is_query(self) -> bool:
+        """A node allocatable resource is a bare name (`nvidia.com/gpu`), a query is not."""
+        return re.fullmatch(r"[A-Za-z0-9./_-]+", self.capacity) is None
+
+
 class PrometheusSource(_Model):
     url: AnyHttpUrl
     auth_token: AuthToken | None = None
@@ -102,6 +132,21 @@ class PrometheusSource(_Model):
     # check after a round looks for a newer sample (kube-prometheus-stack: 30s).
     scrape_interval: Duration = datetime.timedelta(seconds=30)
     queries: PrometheusQueries = PrometheusQueries()
+    # Further resources by name, usable in nodePools' thresholds (see NamedResource).
+    resources: dict[str, NamedResource] = Field(default_factory=dict)
+
+    @field_validator("resources")
+    @classmethod
+    def _resource_names(cls, value: dict[str, NamedResource]) -> dict[str, NamedResource]:
+        for name in value:
+            if name in BUILTIN_RESOURCES:
+                raise ValueError(f"{name!r} is built in; name the resource otherwise")
+            if re.fullmatch(RESOURCE_NAME, name) is None:
+                raise ValueError(
+                    f"{name!r} is not a resource name: lowercase letters, digits and '-', "
+                    "starting with a letter"
+                )
+        return value
 
     @field_validator("scrape_interval")
     @classmethod
@@ -159,15 +204,30 @@ class ResourcePercents(_Model):
     """Percent of node allocatable per resource. An unset resource is not judged.
 
     `pods` is the node's pod count against its allocatable pods, as the
-    descheduler has it: it needs no metrics source."""
+    descheduler has it: it needs no metrics source. Any other key names a
+    resource of metrics.prometheus.resources (checked by LoadAwarePolicy)."""
+
+    model_config = ConfigDict(**{**_Model.model_config, "extra": "allow"})
 
     cpu: Percent | None = None
     memory: Percent | None = None
     pods: Percent | None = None
 
+    @model_validator(mode="after")
+    def _named_are_percents(self) -> ResourcePercents:
+        for name, value in (self.model_extra or {}).items():
+            if re.fullmatch(RESOURCE_NAME, name) is None:
+                raise ValueError(f"{name!r} is not a resource name")
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"{name}: expected a percentage, got {value!r}")
+            if not 0 <= value <= 100:
+                raise ValueError(f"{name}: {value:g} is not a percentage (0-100)")
+        return self
+
     def as_dict(self) -> dict[str, float]:
         pairs = (("cpu", self.cpu), ("memory", self.memory), ("pods", self.pods))
-        return {k: v for k, v in pairs if v is not None}
+        named = {k: float(v) for k, v in sorted((self.model_extra or {}).items())}
+        return {k: v for k, v in pairs if v is not None} | named
 
 
 class NodePool(_Model):
@@ -621,6 +681,31 @@ class LoadAwarePolicy(_Model):
         if dupes:
             raise ValueError(f"profiles names must be unique; repeated: {', '.join(dupes)}")
         return profiles
+
+    @model_validator(mode="after")
+    def _named_resources_have_a_source(self) -> LoadAwarePolicy:
+        source = self.metrics.prometheus
+        defined = sorted(source.resources) if source is not None else []
+        for i, pool in enumerate(self.node_pools):
+            for part, percents in (
+                ("thresholds", pool.thresholds),
+                ("targetThresholds", pool.target_thresholds),
+            ):
+                for name in percents.as_dict():
+                    if name in BUILTIN_RESOURCES or name in defined:
+                        continue
+                    where = f"nodePools[{i}].{part}.{name}"
+                    if self.metrics.metrics_server is not None:
+                        raise ValueError(
+                            f"{where}: metrics-server has only cpu and memory; a resource "
+                            "of its own needs metrics.prometheus.resources"
+                        )
+                    raise ValueError(
+                        f"{where}: no resource of that name; allowed: "
+                        + ", ".join([*BUILTIN_RESOURCES, *defined])
+                        + f" (define it under metrics.prometheus.resources.{name})"
+                    )
+        return self
 
     @model_validator(mode="after")
     def _profile_pools_exist(self) -> LoadAwarePolicy:

@@ -322,13 +322,15 @@ def _relief_section(verification: Mapping[str, Any]) -> str:
     ]
     if not rows:
         return ""
+    extra = sorted({r for _, row in rows for r in row.get("before") or {}} - set(RESOURCES))
+    resources = (*RESOURCES, *extra)
     out = ["<h2>Relief</h2><table><thead><tr><th>node</th><th>role</th><th>verdict</th>"]
-    out.extend(f"<th>{r} before / expected / observed</th>" for r in RESOURCES)
+    out.extend(f"<th>{r} before / expected / observed</th>" for r in resources)
     out.append("<th>sample</th><th>why</th></tr></thead><tbody>")
     for role, row in rows:
         observed = row.get("observed") or {}
         cells = [f"<td>{_e(row.get('node'))}</td><td>{role}</td><td>{_e(row.get('verdict'))}</td>"]
-        for resource in RESOURCES:
+        for resource in resources:
             values = [
                 (row.get("before") or {}).get(resource),
                 (row.get("expected") or {}).get(resource),

@@ -8,7 +8,7 @@ from loadaware.runtime._live import (
     live_round_context,
     run_once,
 )
-from loadaware.runtime._metrics_dump import dump_metrics, fetch_cluster_usage, node_scopes
+from loadaware.runtime._metrics_dump import dump_metrics, fetch_cluster_usage
 from loadaware.runtime._offline import plan_from_files, timed_plan, with_solver
 from loadaware.runtime._round import RoundContext, RoundOptions, run_round
 from loadaware.runtime._schedule import Schedules, crontab_day_of_week, next_fire_time
@@ -40,7 +40,6 @@ __all__ = [
     "fetch_cluster_usage",
     "live_round_context",
     "next_fire_time",
-    "node_scopes",
     "observe_round",
     "plan_from_files",
     "push_metrics",

@@ -12,22 +12,10 @@ import datetime
 import os
 from collections.abc import Callable
 
-from loadaware import cluster, errors, metrics, policy
+from loadaware import cluster, errors, metrics, plan, policy
 
 ClusterReader = Callable[[], cluster.ClusterState]
 ApiClientFactory = Callable[[], object]
-
-
-def node_scopes(state: cluster.ClusterState) -> dict[str, metrics.NodeScope]:
-    """What judging needs of each node: allocatable and the keys of the pods bound to it."""
-    return {
-        node.name: metrics.NodeScope(
-            allocatable_cpu_cores=node.allocatable_cpu_millicores / 1000,
-            allocatable_memory_bytes=node.allocatable_memory_bytes,
-            pod_keys=tuple(p.key for p in state.pods_by_node.get(node.name, ())),
-        )
-        for node in state.nodes
-    }
 
 
 def kubernetes_api_client(kubeconfig: str | os.PathLike[str] | None = None) -> object:
@@ -64,7 +52,7 @@ def fetch_cluster_usage(
 ) -> metrics.Usage:
     """Usage for the nodes of `state` and the pods bound to them, judged as a round
     would judge it: raises RefusedError when a round would refuse."""
-    scopes = node_scopes(state)
+    scopes = plan.node_scopes(state, settings.node_pools)
     pod_keys = [key for scope in scopes.values() for key in scope.pod_keys]
     usage = provider.fetch_usage(list(scopes), pod_keys, now=now)
     metrics.judge_usage(usage, scopes, settings.metrics, now)

@@ -114,7 +114,8 @@ def verify_relief(
     """Fill record.relief, relief_verdict and relief_wait. Returns the reason to
     open the breaker, or None."""
     timing = source_timing(check.settings, usage)
-    watches = _watches(snapshot, planned, execution)
+    capacity = _Capacity(usage, plan.allocatable_names(check.settings))
+    watches = _watches(snapshot, planned, execution, capacity)
     if not watches:
         record.relief_verdict = "no hotspot to verify"
         return None
@@ -130,7 +131,7 @@ def verify_relief(
     }
     nodes = snapshot.nodes_by_name
     record.relief = [
-        _judge(watch, nodes[watch.node], timing, problem, stop)
+        _judge(watch, nodes[watch.node], timing, capacity, problem, stop)
         for watch in sorted(watches.values(), key=lambda w: (w.role != "relieved", w.node))
     ]
     verdict, breaker = _round_verdict(record.relief)
@@ -139,8 +140,26 @@ def verify_relief(
     return breaker
 
 
+@dataclass(frozen=True)
+class _Capacity:
+    """A named resource's capacity on a node: from its capacity query, else the
+    node's allocatable resource it names (as classification has it)."""
+
+    usage: metrics.Usage
+    allocatable_names: Mapping[str, str]
+
+    def __call__(self, node: cluster.Node, resource: str) -> float:
+        queried = self.usage.capacity.get(node.name, {}).get(resource)
+        if queried:
+            return queried
+        return node.allocatable_extended.get(self.allocatable_names.get(resource, ""), 0.0)
+
+
 def _watches(
-    snapshot: cluster.ClusterState, planned: plan.Plan, execution: evict.ExecutionReport
+    snapshot: cluster.ClusterState,
+    planned: plan.Plan,
+    execution: evict.ExecutionReport,
+    capacity: _Capacity,
 ) -> dict[str, _Watch]:
     """The nodes to judge: hot sources of evicted pods (relieved) and the nodes
     their replacements became Ready on (landing)."""
@@ -167,7 +186,7 @@ def _watches(
         eviction = evictions.get(outcome.pod)
         if outcome.result != "evicted" or eviction is None or outcome.node not in reports:
             continue
-        share = _share(eviction, nodes[outcome.node])
+        share = _share(eviction, nodes[outcome.node], capacity)
         if eviction.reason == "hotspot":
             source = watch(outcome.node, "relieved")
         elif outcome.node in watches:
@@ -192,7 +211,7 @@ def _watches(
         ):
             continue
         landing = watch(replacement.node, "landing")
-        for r, value in _share(eviction, nodes[replacement.node]).items():
+        for r, value in _share(eviction, nodes[replacement.node], capacity).items():
             if r in landing.expected:
                 landing.expected[r] += value
         landing.changes.append(replacement.ready_at or outcome.at)
@@ -201,9 +220,13 @@ def _watches(
     return watches
 
 
-def _share(eviction: plan.Eviction, node: cluster.Node) -> dict[str, float]:
+def _share(eviction: plan.Eviction, node: cluster.Node, capacity: _Capacity) -> dict[str, float]:
     """The pod's usage as a share of the node's allocatable."""
-    return {
+    named = {}
+    for resource, value in eviction.named.items():
+        room = capacity(node, resource)
+        named[resource] = value / room if room else 0.0
+    return named | {
         "cpu": eviction.cpu_cores / (node.allocatable_cpu_millicores / 1000)
         if node.allocatable_cpu_millicores
         else 0.0,
@@ -327,6 +350,7 @@ def _judge(
     watch: _Watch,
     node: cluster.Node,
     timing: SourceTiming,
+    capacity: _Capacity,
     problem: str,
     stop: str | None,
 ) -> report.NodeRelief:
@@ -355,6 +379,10 @@ def _judge(
     }
     if watch.pod_count is not None and node.allocatable_pods:
         observed[plan.POD_COUNT] = round(watch.pod_count / node.allocatable_pods, 4)
+    for resource, value in sample.named.items():
+        room = capacity(node, resource)
+        if resource in watch.targets and room:
+            observed[resource] = round(value / room, 4)
     over = [r for r, limit in watch.targets.items() if r in observed and observed[r] > limit]
     if watch.role == "landing":
         verdict = "turned hot" if over else "within targets"

@@ -286,7 +286,13 @@ class _Rechecker:
                 # Fail closed: the source can no longer be vouched for.
                 self.refused = exc
                 return f"stop: {exc.reference}: {exc}"
-            table = plan.classify_nodes(self._snapshot, self._usage, self._settings.node_pools, {})
+            table = plan.classify_nodes(
+                self._snapshot,
+                self._usage,
+                self._settings.node_pools,
+                {},
+                allocatable_names=plan.allocatable_names(self._settings),
+            )
             self._classes = dict(zip(table.names, table.classes, strict=True))
             self._read_at = now
         # Only hotspot relief needs a hot source; a deschedule strategy's or

@@ -105,7 +105,13 @@ def simulate_round(
             if p.key not in landed or p.key in relocated
         ),
     )
-    table_after = plan.classify_nodes(after, moved, settings.node_pools, excluded)
+    table_after = plan.classify_nodes(
+        after,
+        moved,
+        settings.node_pools,
+        excluded,
+        allocatable_names=plan.allocatable_names(settings),
+    )
     util = table_after.utilisation()
     observed = {
         name: {r: round(float(util[i, k]), 4) for k, r in enumerate(table_after.resources)}

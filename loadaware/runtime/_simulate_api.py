@@ -87,7 +87,13 @@ def simulate_through_api(
             client.close()
     landed = _landed(state, after, planned, refused)
     excluded = {n.name: n.note for n in planned.nodes if n.node_class == "excluded"}
-    table_after = plan.classify_nodes(after, usage_after, settings.node_pools, excluded)
+    table_after = plan.classify_nodes(
+        after,
+        usage_after,
+        settings.node_pools,
+        excluded,
+        allocatable_names=plan.allocatable_names(settings),
+    )
     util = table_after.utilisation()
     observed = {
         name: {r: round(float(util[i, k]), 4) for k, r in enumerate(table_after.resources)}

@@ -33,7 +33,7 @@ from tests.lib.prometheus import Family, GiB, NodeTruth, PodTruth
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DASHBOARDS = ROOT / "dashboards"
 # What Grafana would put in for its macros at a 6h range and 30s scrapes.
-MACROS = {"$__rate_interval": "5m", "$__interval": "1m", "$__range": "1h"}
+MACROS = {"$__rate_interval": "5m", "$__interval": "1m", "$__range": "1h", "$resource": ".*"}
 STEP_SECONDS = 30.0
 HISTORY_SECONDS = 2 * 3600.0
 

@@ -79,6 +79,7 @@ def dashboard_queries() -> list[tuple[str, str, str]]:
                     ("$__rate_interval", "1m"),
                     ("$__interval", "15s"),
                     ("$__range", "10m"),
+                    ("$resource", ".*"),
                 ):
                     expr = expr.replace(macro, value)
                 found.append((path.name, panel["title"], expr))

@@ -208,9 +208,7 @@ def test_a_budget_that_stops_short_leaves_the_hotspot_improved(server, tmp_path)
     assert verification["landings"] == {"planned": 1, "elsewhere": 0, "pending": 0}
 
 
-def test_a_node_crowded_by_pod_count_is_relieved_and_judged_by_its_count(
-    server, tmp_path
-) -> None:
+def test_a_node_crowded_by_pod_count_is_relieved_and_judged_by_its_count(server, tmp_path) -> None:
     """A pool judging `pods` alone: default-a-002 holds 23 of its 110 pod slots,
     over a 19% target; the round moves pods off it until it is under, and judges
     the count read back from the API once the moved pods are gone."""

@@ -5,6 +5,7 @@ malformed files, each naming the entry (`pods["ns/name"].cpu`).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import io
 import json
@@ -266,3 +267,24 @@ def test_public_names_are_pinned() -> None:
         "usage_to_json",
         "write_metrics_file",
     }
+
+
+def test_named_resources_and_capacity_round_trip(tmp_path: pathlib.Path) -> None:
+    gpu_node = dataclasses.replace(sample(2.0, 8 * GiB), named={"gpu": 2.85})
+    gpu_pod = dataclasses.replace(sample(0.5, GiB), named={"gpu": 0.95})
+    usage = dataclasses.replace(
+        make_usage({"gpu-1": gpu_node, "cpu-1": sample(1.0, GiB)}, {"ml/train-a": gpu_pod}),
+        capacity={"gpu-1": {"gpu": 4.0}},
+    )
+    path = tmp_path / "m.json"
+    metrics.write_metrics_file(usage, path)
+    document = json.loads(path.read_text())
+    assert document["nodes"]["gpu-1"]["named"] == {"gpu": 2.85}
+    assert "named" not in document["nodes"]["cpu-1"]
+    assert document["capacity"] == {"gpu-1": {"gpu": 4}}
+    assert metrics.load_metrics_file(path) == usage
+
+
+def test_a_named_value_that_is_not_a_number_is_named(tmp_path: pathlib.Path) -> None:
+    text = load_problems(tmp_path, with_pod(named={"gpu": "lots"}))
+    assert 'pods["shop/web"].named.gpu: expected a JSON number' in text

@@ -154,6 +154,8 @@ def test_public_names_are_pinned() -> None:
             "VerifySettings",
             "SteeringSettings",
             "SYSTEM_CRITICAL_PRIORITY",
+            "BUILTIN_RESOURCES",
+            "NamedResource",
             "AuthToken",
             "DefaultProtection",
             "Duration",
