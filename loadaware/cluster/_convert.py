@@ -49,6 +49,8 @@ _WORKLOAD_KINDS = frozenset(
     }
 )
 
+_READ_KINDS = frozenset({_NODE, _POD, _NAMESPACE, _PDB, _PRIORITY_CLASS, _WORKLOAD})
+
 # Built into every API server; pods naming them get these values from admission.
 _UNKNOWN_CLASS_PRIORITY = 2_000_000_000
 _SYSTEM_PRIORITY_CLASSES = {
@@ -76,10 +78,19 @@ class _Reader:
     every path up front costs more than reading the fields.
     """
 
-    __slots__ = ("what",)
+    __slots__ = ("_kind", "_name", "_namespace")
 
-    def __init__(self, what: str) -> None:
-        self.what = what
+    def __init__(self, kind: str, name: str, namespace: str | None = None) -> None:
+        self._kind = kind
+        self._name = name
+        self._namespace = namespace  # None for a cluster-scoped object
+
+    @property
+    def what(self) -> str:
+        # Formatted only when something is wrong: every object of a load gets a reader.
+        if self._namespace is None:
+            return f"{self._kind} {self._name}"
+        return f"{self._kind} {self._namespace}/{self._name}"
 
     def fail(self, path: str, problem: str, *where: object) -> NoReturn:
         raise InputError(f"{self.what}: {path.format(*where) if where else path}: {problem}")
@@ -161,15 +172,15 @@ class _Reader:
         return amount
 
     def timestamp(self, value: Any, path: str, *where: object) -> datetime.datetime | None:
-        if value is None:
-            return None
-        if isinstance(value, datetime.datetime):
-            moment = value  # YAML reads unquoted timestamps itself
-        elif type(value) is str:
+        if type(value) is str:
             try:
                 moment = datetime.datetime.fromisoformat(value)
             except ValueError:
                 self.fail(path, f"invalid timestamp {value!r}: expected RFC 3339", *where)
+        elif value is None:
+            return None
+        elif isinstance(value, datetime.datetime):
+            moment = value  # YAML reads unquoted timestamps itself
         else:
             self.fail(path, f"expected an RFC 3339 timestamp, got {_type_name(value)}", *where)
         if moment.tzinfo is None:
@@ -192,6 +203,52 @@ def paused_garbage_collection() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+def age_built_objects() -> None:
+    """Move every object the collector tracks to its oldest generation, without a
+    collection (gc.freeze then gc.unfreeze: two list splices, however many objects).
+
+    For the end of a paused load that built a large state: all of it is young, and
+    the collector, once it runs again, would walk all of it at its next collection
+    of each generation in turn (half a second each at 150,000 pods, for objects
+    that form no cycles). Nothing changes where objects are frozen already, since
+    unfreezing would release them.
+    """
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
+
+
+# --- plain readers ----------------------------------------------------------------------
+#
+# A `_plain_*` function reads a part of an object as the API server and the kubelet
+# write it (objects, strings, integers: what `kubectl get -o json` prints) without
+# the _Reader's checks, and raises _NotPlainError on anything else, for the caller to read
+# that part again through the _Reader, whose error names the field. The same parts are
+# read for every pod of a large dump, where the checks' calls cost more than the reading.
+
+
+class _NotPlainError(Exception):
+    """The input is not in the shape a `_plain_*` reader reads."""
+
+
+def _plain_object(value: Any) -> Mapping[str, Any]:
+    """As _Reader.mapping."""
+    if type(value) is dict:
+        return value
+    if value is None:
+        return _EMPTY
+    raise _NotPlainError
+
+
+def _plain_text(value: Any) -> str:
+    """As _Reader.string."""
+    if type(value) is str:
+        return value
+    if value is None:
+        return ""
+    raise _NotPlainError
 
 
 def _type_name(value: Any) -> str:
@@ -245,17 +302,10 @@ def cluster_state_from_objects(objects: Iterable[Any]) -> _types.ClusterState:
 def _cluster_state_from_objects(objects: Iterable[Any]) -> _types.ClusterState:
     by_kind: dict[tuple[str, str], list[tuple[RawObject, _Reader]]] = {}
     for position, raw in enumerate(iter_objects(objects), start=1):
-        kind = raw.get("kind")
-        if not isinstance(kind, str) or not kind:
-            raise InputError(
-                f"object #{position}: kind: missing; every object needs kind and apiVersion"
-            )
-        key = (_api_group(raw), kind)
-        if key in _WORKLOAD_KINDS:
-            key = _WORKLOAD  # one list, so that workloads keep their input order
-        if key in (_NODE, _POD, _NAMESPACE, _PDB, _PRIORITY_CLASS, _WORKLOAD):
-            namespaced = key not in _CLUSTER_SCOPED
-            by_kind.setdefault(key, []).append((raw, _reader_for(raw, kind, position, namespaced)))
+        read_as = _read_as(raw, position)
+        if read_as is not None:
+            key, r = read_as
+            by_kind.setdefault(key, []).append((raw, r))
 
     namespace_labels = _unique(
         "Namespace", (_convert_namespace(raw, r) for raw, r in by_kind.get(_NAMESPACE, ()))
@@ -292,17 +342,99 @@ def _cluster_state_from_objects(objects: Iterable[Any]) -> _types.ClusterState:
     )
 
 
+def _read_as(raw: RawObject, position: int) -> tuple[tuple[str, str], _Reader] | None:
+    """The kind an object is read as (_NODE, _POD, ...) and its reader; None for a
+    kind that is not read."""
+    kind = raw.get("kind")
+    if not isinstance(kind, str) or not kind:
+        raise InputError(
+            f"object #{position}: kind: missing; every object needs kind and apiVersion"
+        )
+    key = (_api_group(raw), kind)
+    if key in _WORKLOAD_KINDS:
+        key = _WORKLOAD  # one list, so that workloads keep their input order
+    if key not in _READ_KINDS:
+        return None
+    return key, _reader_for(raw, kind, position, key not in _CLUSTER_SCOPED)
+
+
+def cluster_state_from_stream(objects: Iterable[Any]) -> _types.ClusterState:
+    """cluster_state_from_objects for objects best freed as soon as read (a large
+    dump parsed one object at a time): each is converted as it comes, and only what
+    it was converted to is kept. The pods are completed at the end, once all the
+    workloads and priority classes they refer to are known.
+
+    A bad input raises, but not necessarily the error cluster_state_from_objects
+    reports, which checks kind after kind rather than in input order: a caller that
+    reports the error asks that one again. Where nothing is wrong, both check the
+    same objects the same way, and give the same ClusterState.
+    """
+    namespaces: list[tuple[str, dict[str, str]]] = []
+    classes: list[tuple[str, int]] = []
+    default_priority: int | None = None
+    workloads: list[_types.Workload] = []
+    nodes: list[_types.Node] = []
+    read_pods: list[tuple[_types.Pod, bool]] = []
+    pdbs: list[_types.PodDisruptionBudget] = []
+    with paused_garbage_collection():
+        for position, raw in enumerate(iter_objects(objects), start=1):
+            read_as = _read_as(raw, position)
+            if read_as is None:
+                continue
+            key, r = read_as
+            if key == _POD:
+                read_pods.append(_read_pod(raw, r))
+            elif key == _WORKLOAD:
+                workloads.append(_convert_workload(raw, r))
+            elif key == _NODE:
+                nodes.append(_convert_node(raw, r))
+            elif key == _PDB:
+                pdbs.append(_convert_pdb(raw, r))
+            elif key == _NAMESPACE:
+                namespaces.append(_convert_namespace(raw, r))
+            else:
+                classes.append(_convert_priority_class(raw, r))
+                # As _global_default_priority: the first class that says globalDefault.
+                if default_priority is None and r.boolean(
+                    raw.get("globalDefault"), "globalDefault"
+                ):
+                    default_priority = r.integer(raw.get("value"), "value")
+
+        priority_classes = _unique("PriorityClass", classes)
+        if default_priority is None:
+            default_priority = 0  # no globalDefault class
+        resolver = _WorkloadResolver(_unique("workload", ((w.key, w) for w in workloads)))
+        pods = [
+            _complete_pod(pod, class_priority, resolver, priority_classes, default_priority)
+            for pod, class_priority in read_pods
+        ]
+        _unique("Node", ((n.name, n) for n in nodes))
+        _unique("Pod", ((p.key, p) for p in pods))
+        _unique("PodDisruptionBudget", ((p.key, p) for p in pdbs))
+        return _types.ClusterState(
+            nodes=tuple(nodes),
+            pods=tuple(pods),
+            pdbs=tuple(pdbs),
+            workloads=tuple(workloads),
+            namespace_labels=_unique("Namespace", namespaces),
+            priority_classes=priority_classes,
+        )
+
+
 def _reader_for(raw: RawObject, kind: str, position: int, namespaced: bool) -> _Reader:
     meta = raw.get("metadata")
-    name = meta.get("name") if isinstance(meta, Mapping) else None
-    namespace = meta.get("namespace") if isinstance(meta, Mapping) else None
+    # `type() is dict` first: isinstance() against the Mapping ABC is slow (see _Reader).
+    if type(meta) is dict or isinstance(meta, Mapping):
+        name, namespace = meta.get("name"), meta.get("namespace")
+    else:
+        name = namespace = None
     if not isinstance(name, str) or not name:
         raise InputError(f"{kind} (object #{position}): metadata.name: missing")
     if not namespaced:
-        return _Reader(f"{kind} {name}")
+        return _Reader(kind, name)
     if not isinstance(namespace, str) or not namespace:
         namespace = "default"  # see _namespace_of
-    return _Reader(f"{kind} {namespace}/{name}")
+    return _Reader(kind, name, namespace)
 
 
 def _unique(what: str, entries: Iterable[tuple[str, Any]]) -> dict[str, Any]:
@@ -334,11 +466,14 @@ def _owner_of(raw: RawObject, r: _Reader) -> _types.OwnerRef | None:
             break
     path = "metadata.ownerReferences[{}]"
     ref = r.mapping(refs[chosen], path, chosen)
-    kind = r.string(ref.get("kind"), path + ".kind", chosen)
-    name = r.string(ref.get("name"), path + ".name", chosen)
+    kind, name, uid = ref.get("kind"), ref.get("name"), ref.get("uid")
+    if type(kind) is str and type(name) is str and type(uid) is str and kind and name:
+        return _owner_ref(kind, name, uid)  # as the API server writes them: nothing to check
+    kind = r.string(kind, "metadata.ownerReferences[{}].kind", chosen)
+    name = r.string(name, "metadata.ownerReferences[{}].name", chosen)
     if not kind or not name:
         r.fail(path, "an owner reference needs kind and name", chosen)
-    return _owner_ref(kind, name, r.string(ref.get("uid"), path + ".uid", chosen))
+    return _owner_ref(kind, name, r.string(uid, "metadata.ownerReferences[{}].uid", chosen))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -424,6 +559,10 @@ def _convert_node(raw: RawObject, r: _Reader) -> _types.Node:
     for name, amount in (("cpu", cpu), ("memory", memory)):
         if amount is None:
             r.fail(f"status.allocatable.{name}", "missing (and no status.capacity to fall back on)")
+    # Extended resources carry a domain (`nvidia.com/gpu`); counts, as device plugins give them.
+    extended = {
+        name: (resource(name) or 0) / 1e9 for name in {**capacity, **allocatable} if "/" in name
+    }
 
     taints = []
     for i, item in enumerate(r.sequence(spec.get("taints"), "spec.taints")):
@@ -449,6 +588,7 @@ def _convert_node(raw: RawObject, r: _Reader) -> _types.Node:
         allocatable_cpu_millicores=_quantity.nanos_to_millicores(cpu or 0),
         allocatable_memory_bytes=_quantity.nanos_to_units(memory or 0),
         allocatable_pods=_DEFAULT_MAX_PODS if pods is None else _quantity.nanos_to_units(pods),
+        allocatable_extended=extended,
         taints=tuple(taints),
         unschedulable=r.boolean(spec.get("unschedulable"), "spec.unschedulable"),
         # No Ready condition at all means the node has never reported: not ready.
@@ -458,7 +598,7 @@ def _convert_node(raw: RawObject, r: _Reader) -> _types.Node:
 
 def _condition_is_true(r: _Reader, status: Mapping[str, Any], kind: str) -> bool:
     for i, item in enumerate(r.sequence(status.get("conditions"), "status.conditions")):
-        condition = r.mapping(item, "status.conditions[{}]", i)
+        condition = item if type(item) is dict else r.mapping(item, "status.conditions[{}]", i)
         if condition.get("type") == kind:
             return condition.get("status") == "True"
     return False
@@ -537,6 +677,34 @@ def _convert_pod(
     priority_classes: Mapping[str, int],
     default_priority: int,
 ) -> _types.Pod:
+    pod, class_priority = _read_pod(raw, r)
+    return _complete_pod(pod, class_priority, resolver, priority_classes, default_priority)
+
+
+def _complete_pod(
+    pod: _types.Pod,
+    class_priority: bool,
+    resolver: _WorkloadResolver,
+    priority_classes: Mapping[str, int],
+    default_priority: int,
+) -> _types.Pod:
+    """The pod from _read_pod, completed once the workloads and priority classes are known.
+
+    Completed in place, as a frozen dataclass's __post_init__ sets a field: nothing
+    has seen the pod yet, and building it anew would cost as much as reading it.
+    """
+    if pod.owner is not None:
+        object.__setattr__(pod, "workload", resolver.resolve(pod.namespace, pod.owner))
+    if class_priority:
+        priority = _class_priority(pod.priority_class_name, priority_classes, default_priority)
+        object.__setattr__(pod, "priority", priority)
+    return pod
+
+
+def _read_pod(raw: RawObject, r: _Reader) -> tuple[_types.Pod, bool]:
+    """The pod but for what needs the rest of the input, for _complete_pod: its
+    `workload` (the top of the owner chain) is None, and where spec.priority is not
+    set (then the bool is True) its `priority` is 0 until its priority class is known."""
     meta = raw["metadata"]
     spec = r.mapping(raw.get("spec"), "spec")
     status = r.mapping(raw.get("status"), "status")
@@ -553,7 +721,7 @@ def _convert_pod(
 
     owner = _owner_of(raw, r)
     volumes = [
-        r.mapping(v, f"spec.volumes[{i}]")
+        v if type(v) is dict else r.mapping(v, "spec.volumes[{}]", i)
         for i, v in enumerate(r.sequence(spec.get("volumes"), "spec.volumes"))
     ]
     # As the descheduler's IsPodWithLocalStorage: memory-backed emptyDirs count too.
@@ -579,7 +747,7 @@ def _convert_pod(
         preferred_pod_affinity = preferred_pod_anti_affinity = ()
     labels = r.string_map(meta.get("labels"), "metadata.labels")
 
-    return _types.Pod(
+    pod = _types.Pod(
         namespace=namespace,
         name=meta["name"],
         uid=r.string(meta.get("uid"), "metadata.uid"),
@@ -590,10 +758,9 @@ def _convert_pod(
         labels=labels,
         annotations=annotations,
         owner=owner,
-        workload=None if owner is None else resolver.resolve(namespace, owner),
         cpu_request_millicores=_quantity.nanos_to_millicores(cpu),
         memory_request_bytes=_quantity.nanos_to_units(memory),
-        priority=_pod_priority(r, spec, priority_class_name, priority_classes, default_priority),
+        priority=_explicit_priority(r, spec),  # 0 where it comes from the class
         priority_class_name=priority_class_name,
         qos_class=qos_class,
         creation_timestamp=r.timestamp(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
@@ -617,6 +784,7 @@ def _convert_pod(
         status_reason=r.string(status.get("reason"), "status.reason"),
         container_statuses=_container_statuses(r, status),
     )
+    return pod, spec.get("priority") is None
 
 
 def _pod_requests(
@@ -672,7 +840,7 @@ def _pod_requests(
 
 
 def _container_requests(r: _Reader, container: Any, prefix: str, index: int) -> tuple[int, int]:
-    entry = r.mapping(container, "{}[{}]", prefix, index)
+    entry = container if type(container) is dict else r.mapping(container, "{}[{}]", prefix, index)
     resources = entry.get("resources")
     if not resources:
         return 0, 0
@@ -686,6 +854,11 @@ def _requests_of(
     """(cpu, memory) requests in nano-units, None where not set. A limit without a
     request is also the request: the API server defaults it so before the scheduler
     sees the pod."""
+    if type(resources) is dict:
+        try:
+            return _plain_requests(resources)
+        except _NotPlainError:
+            pass  # read again below, with the checks that say what is wrong
     resources = r.mapping(resources, path, *where)
     requests = r.mapping(resources.get("requests"), path + ".requests", *where)
     limits = r.mapping(resources.get("limits"), path + ".limits", *where)
@@ -704,6 +877,35 @@ def _requests_of(
     else:
         memory_nanos = None
     return cpu_nanos, memory_nanos
+
+
+def _plain_requests(resources: dict[str, Any]) -> tuple[int | None, int | None]:
+    """What _requests_of reads, for a block as the API server writes it (objects of
+    quantity strings): every container has one, and the checks cost more than the
+    reading. _NotPlainError for anything else."""
+    requests = _plain_object(resources.get("requests"))
+    limits = _plain_object(resources.get("limits"))
+    cpu = requests.get("cpu")
+    if cpu is None:
+        cpu = limits.get("cpu")
+    memory = requests.get("memory")
+    if memory is None:
+        memory = limits.get("memory")
+    return _plain_nanos(cpu), _plain_nanos(memory)
+
+
+def _plain_nanos(value: Any) -> int | None:
+    if value is None:
+        return None
+    if type(value) is not str:
+        raise _NotPlainError  # YAML numbers: read (and refused where they must be) by r.nanos
+    try:
+        amount = _quantity.to_nanos(value)
+    except ValueError:
+        raise _NotPlainError from None
+    if amount < 0:
+        raise _NotPlainError
+    return amount
 
 
 def _pod_qos_class(
@@ -757,15 +959,14 @@ def _pod_qos_class(
     return "Burstable"
 
 
-def _pod_priority(
-    r: _Reader,
-    spec: Mapping[str, Any],
-    class_name: str,
-    priority_classes: Mapping[str, int],
-    default_priority: int,
+def _explicit_priority(r: _Reader, spec: Mapping[str, Any]) -> int:
+    value = spec.get("priority")
+    return 0 if value is None else r.integer(value, "spec.priority")
+
+
+def _class_priority(
+    class_name: str, priority_classes: Mapping[str, int], default_priority: int
 ) -> int:
-    if spec.get("priority") is not None:
-        return r.integer(spec["priority"], "spec.priority")
     # Only hand-written pods lack spec.priority; fill it in as Priority admission would.
     if not class_name:
         return default_priority
@@ -784,9 +985,12 @@ def _restart_count(r: _Reader, status: Mapping[str, Any]) -> int:
     total = 0
     path = "status.containerStatuses"
     for i, item in enumerate(r.sequence(status.get("containerStatuses"), path)):
-        count = r.mapping(item, "status.containerStatuses[{}]", i).get("restartCount")
-        if count is not None:
-            total += r.integer(count, "status.containerStatuses[{}].restartCount", i)
+        entry = item if type(item) is dict else r.mapping(item, "{}[{}]", path, i)
+        count = entry.get("restartCount")
+        if type(count) is int:
+            total += count
+        elif count is not None:
+            total += r.integer(count, "{}[{}].restartCount", path, i)
     return total
 
 
@@ -794,6 +998,45 @@ def _tolerations(r: _Reader, spec: Mapping[str, Any]) -> tuple[_types.Toleration
     items = spec.get("tolerations")
     if not items:
         return ()
+    # The pods of a workload carry the same list: one read before is not read again.
+    key = _tolerations_key(items)
+    try:
+        known = _TOLERATIONS.get(key) if key is not None else None
+    except TypeError:  # an unhashable value somewhere: no key
+        key = known = None
+    if known is not None:
+        return known
+    result = _read_tolerations(r, items)
+    if key is not None:
+        if len(_TOLERATIONS) >= _TOLERATIONS_KEPT:
+            _TOLERATIONS.clear()
+        _TOLERATIONS[key] = result
+    return result
+
+
+_TolerationsKey: TypeAlias = tuple[tuple[tuple[str, Any], ...], ...]
+
+# Toleration lists read, by _tolerations_key: a load has a few per workload kind and
+# DaemonSet. Bounded all the same, for a process that reads many.
+_TOLERATIONS: dict[_TolerationsKey, tuple[_types.Toleration, ...]] = {}
+_TOLERATIONS_KEPT = 4096
+
+
+def _tolerations_key(items: Any) -> _TolerationsKey | None:
+    """A list of objects as its entries' items, None for anything else. Equal keys
+    read the same: no JSON value other than a string equals a string (nor null
+    anything but null), so a key once read without error reads so again."""
+    if type(items) is not list:
+        return None
+    key = []
+    for entry in items:
+        if type(entry) is not dict:
+            return None
+        key.append(tuple(entry.items()))
+    return tuple(key)
+
+
+def _read_tolerations(r: _Reader, items: Any) -> tuple[_types.Toleration, ...]:
     result = []
     for i, item in enumerate(r.sequence(items, "spec.tolerations")):
         entry = r.mapping(item, "spec.tolerations[{}]", i)
@@ -940,27 +1183,57 @@ def _container_statuses(
 ) -> tuple[_types.ContainerStatus, ...]:
     result = []
     for field_name, init in (("initContainerStatuses", True), ("containerStatuses", False)):
-        path = f"status.{field_name}"
+        path = "status." + field_name
         for i, item in enumerate(r.sequence(status.get(field_name), path)):
-            entry = r.mapping(item, "{}[{}]", path, i)
-            state = r.mapping(entry.get("state"), "{}[{}].state", path, i)
-            waiting = r.mapping(state.get("waiting"), "{}[{}].state.waiting", path, i)
-            terminated = r.mapping(state.get("terminated"), "{}[{}].state.terminated", path, i)
-            exit_code = terminated.get("exitCode")
-            count = entry.get("restartCount")
-            result.append(
-                _container_status(
-                    r.string(entry.get("name"), "{}[{}].name", path, i),
-                    init,
-                    0 if count is None else r.integer(count, "{}[{}].restartCount", path, i),
-                    r.string(waiting.get("reason"), "{}[{}].state.waiting.reason", path, i),
-                    r.string(terminated.get("reason"), "{}[{}].state.terminated.reason", path, i),
-                    None
-                    if exit_code is None
-                    else r.integer(exit_code, "{}[{}].state.terminated.exitCode", path, i),
-                )
-            )
+            try:
+                result.append(_plain_container_status(item, init))
+            except _NotPlainError:
+                result.append(_read_container_status(r, item, init, path, i))
     return tuple(result)
+
+
+def _plain_container_status(item: Any, init: bool) -> _types.ContainerStatus:
+    """_read_container_status for an entry as the kubelet writes it, without the
+    checks; _NotPlainError for anything else."""
+    entry = _plain_object(item)
+    state = _plain_object(entry.get("state"))
+    waiting = _plain_object(state.get("waiting"))
+    terminated = _plain_object(state.get("terminated"))
+    count = entry.get("restartCount")
+    exit_code = terminated.get("exitCode")
+    if not (count is None or type(count) is int) or not (
+        exit_code is None or type(exit_code) is int
+    ):
+        raise _NotPlainError
+    return _container_status(
+        _plain_text(entry.get("name")),
+        init,
+        count or 0,
+        _plain_text(waiting.get("reason")),
+        _plain_text(terminated.get("reason")),
+        exit_code,
+    )
+
+
+def _read_container_status(
+    r: _Reader, item: Any, init: bool, path: str, i: int
+) -> _types.ContainerStatus:
+    entry = r.mapping(item, "{}[{}]", path, i)
+    state = r.mapping(entry.get("state"), "{}[{}].state", path, i)
+    waiting = r.mapping(state.get("waiting"), "{}[{}].state.waiting", path, i)
+    terminated = r.mapping(state.get("terminated"), "{}[{}].state.terminated", path, i)
+    exit_code = terminated.get("exitCode")
+    count = entry.get("restartCount")
+    return _container_status(
+        r.string(entry.get("name"), "{}[{}].name", path, i),
+        init,
+        0 if count is None else r.integer(count, "{}[{}].restartCount", path, i),
+        r.string(waiting.get("reason"), "{}[{}].state.waiting.reason", path, i),
+        r.string(terminated.get("reason"), "{}[{}].state.terminated.reason", path, i),
+        None
+        if exit_code is None
+        else r.integer(exit_code, "{}[{}].state.terminated.exitCode", path, i),
+    )
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1043,12 +1316,16 @@ def _host_ports(r: _Reader, containers: list[Any], init_containers: list[Any]) -
     )
     for prefix, group, only_sidecars in groups:
         for i, container in enumerate(group):
-            entry = r.mapping(container, "{}[{}]", prefix, i)
+            entry = container
+            if type(entry) is not dict:
+                entry = r.mapping(container, "{}[{}]", prefix, i)
             declared = entry.get("ports")
             if not declared or (only_sidecars and entry.get("restartPolicy") != "Always"):
                 continue
             for j, item in enumerate(r.sequence(declared, "{}[{}].ports", prefix, i)):
-                port = r.mapping(item, "{}[{}].ports[{}]", prefix, i, j).get("hostPort")
+                if type(item) is not dict:
+                    item = r.mapping(item, "{}[{}].ports[{}]", prefix, i, j)
+                port = item.get("hostPort")
                 if port:
                     ports.add(r.integer(port, "{}[{}].ports[{}].hostPort", prefix, i, j))
     return tuple(sorted(ports)) if ports else ()

@@ -6,7 +6,8 @@ documents are skipped; a file with no document at all is refused, since it is
 far more likely a failed dump than an empty cluster.
 
 JSON is read with the json module: a dump of a large cluster (150,000 pods) is
-hundreds of megabytes, and YAML parsing would take minutes.
+hundreds of megabytes, and YAML parsing would take minutes. A JSON List, what
+`kubectl get -o json` prints, is read one item at a time (see _read_json_list).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import yaml
@@ -45,18 +47,111 @@ def load_cluster_file(path: str | os.PathLike[str]) -> _types.ClusterState:
     del data  # a large dump is hundreds of megabytes: hold one copy at a time
 
     with _convert.paused_garbage_collection():
-        documents = _parse_documents(name, text)
-        del text
-        if not documents:
-            raise InputError(f"{name}: no Kubernetes objects in the file")
-        try:
-            state = _convert.cluster_state_from_objects(documents)
-        except InputError as exc:
-            raise InputError(f"{name}: {exc.message}", hint=exc.hint) from exc
-        # Freed while the collector is still paused: once it runs again, its
-        # first pass would otherwise walk every raw object (seconds, for nothing).
-        del documents
+        state = _read_json_list(text)
+        if state is None:
+            documents = _parse_documents(name, text)
+            del text
+            if not documents:
+                raise InputError(f"{name}: no Kubernetes objects in the file")
+            try:
+                state = _convert.cluster_state_from_objects(documents)
+            except InputError as exc:
+                raise InputError(f"{name}: {exc.message}", hint=exc.hint) from exc
+            # Freed while the collector is still paused: once it runs again, its
+            # first pass would otherwise walk every raw object (seconds, for nothing).
+            del documents
+        _convert.age_built_objects()
     return state
+
+
+def _read_json_list(text: str) -> _types.ClusterState | None:
+    """The cluster in a text that is one JSON `*List` object, parsed and converted
+    one item at a time: each raw item is freed before the next is parsed. Parsed
+    whole, a dump of 150,000 pods is gigabytes of objects alive at once; scattered
+    over that much memory they are slower to build, read and free.
+
+    None for any other text, and for a List with anything wrong in it: the caller
+    then reads the text whole, which reports the first problem in the order it
+    checks them (the file's JSON or YAML error, else the first bad object kind by
+    kind). Where nothing is wrong, both ways give the same ClusterState.
+    """
+    try:
+        return _convert.cluster_state_from_stream(_json_list_items(text))
+    except Exception:  # whatever it is, reading the text whole says it as before
+        return None
+
+
+class _NotAJsonListError(Exception):
+    """The text is not one JSON object of a `*List` kind with an `items` array."""
+
+
+# What json.loads skips between tokens (json.decoder.WHITESPACE).
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+_JSON = json.JSONDecoder()  # as json.loads decodes: the C scanner, strict strings
+
+
+def _json_list_items(text: str) -> Iterator[Any]:
+    """The items of the `*List` object that is the whole text, each parsed as it is
+    asked for. JSONDecodeError or _NotAJsonListError, on the way or once the items
+    are through, where json.loads would not give such an object: broken JSON,
+    trailing data, another top-level value or kind, `items` given twice (json.loads
+    keeps the last) or not an array."""
+    i = _skip_space(text, 0)
+    if not text.startswith("{", i):
+        raise _NotAJsonListError
+    kind: Any = None
+    items_seen = False
+    i = _skip_space(text, i + 1)
+    while not text.startswith("}", i):
+        key, i = _JSON.raw_decode(text, i)
+        i = _skip_space(text, i)
+        if type(key) is not str or not text.startswith(":", i):
+            raise _NotAJsonListError
+        i = _skip_space(text, i + 1)
+        if key == "items":
+            if items_seen or not text.startswith("[", i):
+                raise _NotAJsonListError
+            items_seen = True
+            i = yield from _json_array_items(text, i)
+        else:
+            value, i = _JSON.raw_decode(text, i)
+            if key == "kind":
+                kind = value
+        i = _skip_space(text, i)
+        if text.startswith(",", i):
+            i = _skip_space(text, i + 1)
+            if text.startswith("}", i):
+                raise _NotAJsonListError  # a trailing comma
+        elif not text.startswith("}", i):
+            raise _NotAJsonListError
+    if _skip_space(text, i + 1) != len(text):
+        raise _NotAJsonListError  # trailing data
+    if not (items_seen and isinstance(kind, str) and kind.endswith("List")):
+        raise _NotAJsonListError  # _convert.iter_objects would not flatten it
+
+
+def _json_array_items(text: str, i: int) -> Generator[Any, None, int]:
+    """The values of the JSON array at text[i] (a `[`), one at a time; returns the
+    index after its `]`."""
+    i = _skip_space(text, i + 1)
+    if text.startswith("]", i):
+        return i + 1
+    while True:
+        item, i = _JSON.raw_decode(text, i)
+        yield item
+        del item  # freed while the next one is parsed
+        i = _skip_space(text, i)
+        if text.startswith("]", i):
+            return i + 1
+        if not text.startswith(",", i):
+            raise _NotAJsonListError
+        i = _skip_space(text, i + 1)
+
+
+def _skip_space(text: str, i: int) -> int:
+    match = _JSON_SPACE.match(text, i)
+    assert match is not None  # the pattern matches the empty string
+    return match.end()
 
 
 def _parse_documents(name: str, text: str) -> list[Any]:

@@ -477,6 +477,18 @@ def test_node_capacity_is_the_fallback_for_allocatable() -> None:
     assert (parsed.allocatable_cpu_millicores, parsed.allocatable_memory_bytes) == (4000, 16 * GiB)
 
 
+def test_node_extended_resources() -> None:
+    """A device plugin's resources (`nvidia.com/gpu`), for a named resource's capacity."""
+    node = copy.deepcopy(NODE)
+    node["status"]["allocatable"]["nvidia.com/gpu"] = "4"
+    node["status"]["capacity"]["nvidia.com/gpu"] = "8"  # allocatable wins
+    node["status"]["capacity"]["example.com/nic"] = "2"  # capacity is the fallback
+    (parsed,) = cluster_state_from_objects([node]).nodes
+    assert parsed.allocatable_extended == {"nvidia.com/gpu": 4.0, "example.com/nic": 2.0}
+    (plain,) = cluster_state_from_objects([copy.deepcopy(NODE)]).nodes
+    assert plain.allocatable_extended == {}
+
+
 @pytest.mark.parametrize(
     "conditions",
     [[{"type": "Ready", "status": "False"}], [{"type": "Ready", "status": "Unknown"}], []],

@@ -4,7 +4,11 @@ Covered: a `kind: List` as `kubectl get -o yaml` prints it, the same as JSON,
 multi-document YAML (empty documents, comments, unquoted numbers and
 timestamps), nested Lists, a bare array, a single object, YAML flow style,
 unknown kinds ignored; errors (missing file, invalid YAML or JSON with the line,
-an empty file, a bad object) name the file.
+an empty file, a bad object) name the file. A JSON List, read one item at a
+time, reads as when parsed whole: pods before the workloads and priority
+classes they refer to, and every error the same (kinds checked first, nodes
+before pods, duplicates, keys given twice, broken JSON that is YAML); the
+garbage collector's frozen objects are left as they were.
 """
 
 from __future__ import annotations
@@ -13,14 +17,22 @@ import datetime
 import gc
 import json
 import pathlib
+from typing import Any
 
 import pytest
 
 import loadaware.cluster
-from loadaware.cluster import ClusterState, load_cluster_file
+from loadaware.cluster import ClusterState, OwnerRef, cluster_state_from_objects, load_cluster_file
 from loadaware.errors import InputError
 
 DATA = pathlib.Path(__file__).parent / "data"
+
+NODE_WITHOUT_CPU = {
+    "apiVersion": "v1",
+    "kind": "Node",
+    "metadata": {"name": "bare"},
+    "status": {"allocatable": {"memory": "1Gi"}},
+}
 
 
 def summary(state: ClusterState) -> dict[str, object]:
@@ -110,6 +122,133 @@ def test_nested_lists_bare_arrays_and_single_objects(tmp_path: pathlib.Path) -> 
 
     (tmp_path / "node.json").write_text("\n  " + json.dumps(nodes[0]))
     assert summary(load_cluster_file(tmp_path / "node.json"))["nodes"] == ["worker-a"]
+
+
+def read_whole(path: pathlib.Path) -> ClusterState | str:
+    """The file read as any file is: parsed whole, then converted; the state or the error."""
+    try:
+        documents = loadaware.cluster._file._parse_documents(str(path), path.read_text())
+    except InputError as exc:
+        return exc.message
+    try:
+        return cluster_state_from_objects(documents)
+    except InputError as exc:
+        return f"{path}: {exc.message}"
+
+
+def kubectl_json(**changes: Any) -> dict[str, Any]:
+    dump: dict[str, Any] = json.loads((DATA / "cluster.json").read_text())
+    dump.update(changes)
+    return dump
+
+
+def pod_dump(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "shop"},
+        "spec": {"containers": [{"name": "app"}], **spec},
+    }
+
+
+PRIORITY_CLASSES = [
+    {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        "globalDefault": default,
+    }
+    for name, value, default in (("high", 1000, False), ("base", 10, True), ("later", 5, True))
+]
+
+
+def test_a_json_list_read_item_by_item_reads_as_a_whole(tmp_path: pathlib.Path) -> None:
+    # Pods come before the workloads and priority classes they refer to, as in kubectl's output.
+    items = kubectl_json()["items"]
+    items[2:2] = [pod_dump("classed", priorityClassName="high"), pod_dump("unclassed")]
+    text = json.dumps(kubectl_json(items=items + PRIORITY_CLASSES))
+    path = tmp_path / "cluster.json"
+    path.write_text(text)
+    state = load_cluster_file(path)
+    assert state == read_whole(path)
+    pods = {pod.name: pod for pod in state.pods}
+    assert (pods["classed"].priority, pods["unclassed"].priority) == (1000, 10)
+    assert pods["web-7d9f8c6b5-x2k4q"].workload == OwnerRef(
+        kind="Deployment", name="web", uid="8f0a2c4e-6a8b-4c0d-9e2f-4a6c8e0a2b66"
+    )
+
+
+def test_a_kubectl_json_dump_is_read_item_by_item() -> None:
+    # Anything going wrong on that way falls back to reading the file whole, silently
+    # and slowly: a dump as kubectl prints it, compact or indented, must not.
+    dump = kubectl_json()
+    for text in (json.dumps(dump), json.dumps(dump, indent=4), json.dumps(dump, indent="\t")):
+        assert loadaware.cluster._file._read_json_list(text) == load_cluster_file(
+            DATA / "cluster.yaml"
+        )
+
+
+def with_items(*items: Any) -> str:
+    return json.dumps(kubectl_json(items=kubectl_json()["items"] + list(items)))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A bad pod, then an object without kind: objects' kinds are checked first.
+        with_items(pod_dump("bad", overhead={"cpu": "1Qi"}), {"metadata": {"name": "x"}}),
+        # A bad pod, then a bad node: nodes are read before pods.
+        with_items(pod_dump("bad", overhead={"cpu": "1Qi"}), {**NODE_WITHOUT_CPU}),
+        with_items(pod_dump("twice"), pod_dump("twice")),
+        with_items(*PRIORITY_CLASSES[:1], *PRIORITY_CLASSES[:1]),
+        json.dumps(kubectl_json(kind="Pod")),  # not a List: the object itself is read
+        json.dumps(kubectl_json(kind="PodList", items={"not": "a list"})),
+        # json.loads keeps the last of a key given twice.
+        '{"kind": "List", "items": [], "items": ' + json.dumps(kubectl_json()["items"]) + "}",
+        '{"items": [], "kind": "NodeList", "kind": "Pod", "metadata": {"name": "p"}}',
+        '{"kind": "List", "items": [{"kind": "Namespace", "metadata": {"name": "a"}}]}',
+        '\n {"kind": "List", "items": [null, {"kind": "List"}, {"kind": "List", "items": null}]}',
+        # Broken JSON, some of it YAML (flow style) all the same.
+        '{"kind": "List", "items": [{"kind": "Namespace", "metadata": {"name": "a"}},]}',
+        '{"kind": "List", "items": [], }',
+        '{"kind": "List", "items": [{"kind": "Namespace", "metadata": {"name": "a"}}',
+        '{"kind": "List", "items": []} {}',
+    ],
+    ids=[
+        "kind-before-pods",
+        "nodes-before-pods",
+        "same-pod-twice",
+        "same-class-twice",
+        "not-a-list",
+        "items-not-an-array",
+        "items-twice",
+        "kind-twice",
+        "minimal",
+        "odd-items",
+        "trailing-comma-in-items",
+        "trailing-comma",
+        "unclosed",
+        "trailing-data",
+    ],
+)
+def test_a_json_list_fails_or_reads_as_a_whole(tmp_path: pathlib.Path, text: str) -> None:
+    path = tmp_path / "cluster.json"
+    path.write_text(text)
+    expected = read_whole(path)
+    if isinstance(expected, str):
+        with pytest.raises(InputError) as info:
+            load_cluster_file(path)
+        assert info.value.message == expected
+    else:
+        assert load_cluster_file(path) == expected
+
+
+def test_a_json_list_with_trailing_data_is_refused(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "cluster.json"
+    path.write_text('{"kind": "List", "items": []}\n{}')
+    with pytest.raises(InputError, match="invalid JSON at line 2, column 1: Extra data"):
+        load_cluster_file(path)
 
 
 def test_yaml_flow_style_and_a_bom(tmp_path: pathlib.Path) -> None:
@@ -223,3 +362,17 @@ def test_garbage_collection_is_left_as_it_was(tmp_path: pathlib.Path) -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_loading_freezes_nothing_and_unfreezes_nothing() -> None:
+    # The loaded objects are handed to the oldest generation through gc.freeze and
+    # gc.unfreeze: nothing may stay frozen, and what the caller froze stays so.
+    load_cluster_file(DATA / "cluster.json")
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        load_cluster_file(DATA / "cluster.json")
+        assert gc.get_freeze_count() == frozen > 0
+    finally:
+        gc.unfreeze()
