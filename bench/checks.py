@@ -8,15 +8,22 @@ are re-derived here from the data model. Two groups of rules:
 - eviction rules, for every planner: the pod exists, runs on the named node
   and is evicted once; that node is hot; the pod is not protected (the
   DefaultEvictor's protections and loadaware's never-evictable pods); it has a
-  fresh usage sample; the four limits and PodDisruptionBudgets hold.
+  fresh usage sample, with a value for every named resource
+  (metrics.prometheus.resources) its node's pool judges; the four limits and
+  PodDisruptionBudgets hold.
 - target rules, for planners that choose where replacements go: the expected
   node exists, is not the source, not hot and in the round; after all moves
   the pod fits it by requests, taints, nodeSelector and required node affinity,
   required pod anti-affinity holds both ways over topology domains, and the
   node stays at or below its targetThresholds.
 
+Named resources are judged as cpu is: a node's capacity is what usage.capacity
+gives, else its allocatable of the resource the policy names as capacity
+(`nvidia.com/gpu`); a node of a pool judging one without a value or a capacity
+for it is out of the round.
+
 Not checked: required pod affinity, host ports and policy.priorityThreshold by
-name are left to the planner's own tests.
+name are left to the planner's own tests; nor are pods thresholds.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from typing import Final
 import numpy as np
 
 from loadaware.cluster import ClusterState, Node, Pod, PodAffinityTerm
-from loadaware.metrics import Usage
+from loadaware.metrics import Usage, UsageSample
 from loadaware.plan import Plan
 from loadaware.policy import SYSTEM_CRITICAL_PRIORITY, LabelSelectorSpec, LoadAwarePolicy, NodePool
 
@@ -40,15 +47,17 @@ MIRROR_ANNOTATION: Final = "kubernetes.io/config.mirror"
 CONFIG_SOURCE_ANNOTATION: Final = "kubernetes.io/config.source"
 # Float noise in usage sums, not a real excess.
 TOLERANCE: Final = 1e-9
+BUILTIN: Final = ("cpu", "memory")  # the view's first columns
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
 class ClusterView:
     """Per-node arrays in cluster.nodes order, derived from the inputs only.
 
-    used and allocatable are (nodes, 2) in cores and bytes; high holds the
-    targetThresholds ratio (NaN where a resource is not judged or the node is
-    out of the round).
+    used and allocatable are (nodes, resources): cpu in cores, memory in bytes,
+    then the named resources any pool judges, in their own units (`resources`
+    names the columns); high holds the targetThresholds ratio (NaN where a
+    resource is not judged or the node is out of the round).
     """
 
     names: tuple[str, ...]
@@ -56,7 +65,12 @@ class ClusterView:
     allocatable: np.ndarray
     used: np.ndarray
     high: np.ndarray
-    in_round: np.ndarray  # ready, in a pool, with a fresh sample
+    in_round: np.ndarray  # ready, in a pool, with a fresh sample (and its named values)
+    resources: tuple[str, ...] = BUILTIN
+    pools: tuple[str | None, ...] = ()  # each node's pool, by name
+    # Per node, the named resources its pool judges: a pod there without a value for
+    # one of them is no candidate.
+    judged_named: tuple[tuple[str, ...], ...] = ()
 
     @classmethod
     def build(
@@ -64,29 +78,61 @@ class ClusterView:
     ) -> ClusterView:
         nodes = cluster.nodes
         count = len(nodes)
-        allocatable = np.array(
+        named = sorted(
+            {
+                r
+                for pool in policy.node_pools
+                for r in pool.target_thresholds.as_dict()
+                if r not in (*BUILTIN, "pods")
+            }
+        )
+        resources = (*BUILTIN, *named)
+        source = policy.metrics.prometheus
+        defined = source.resources if source is not None else {}
+        allocatable_names = {
+            r: defined[r].capacity
+            for r in named
+            if r in defined and not defined[r].capacity_is_query
+        }
+        allocatable = np.zeros((count, len(resources)))
+        allocatable[:, :2] = np.array(
             [(n.allocatable_cpu_millicores / 1000, n.allocatable_memory_bytes) for n in nodes],
             dtype=float,
         ).reshape(count, 2)
-        used = np.zeros((count, 2))
-        high = np.full((count, 2), np.nan)
+        used = np.zeros((count, len(resources)))
+        high = np.full((count, len(resources)), np.nan)
         in_round = np.zeros(count, dtype=bool)
         pools: list[NodePool | None] = []
+        judged_named: list[tuple[str, ...]] = []
         max_age = policy.metrics.max_sample_age
         for i, node in enumerate(nodes):
             pool = next((p for p in policy.node_pools if _selects(p, node)), None)
             pools.append(pool)
+            own = tuple(
+                r for r in named if pool is not None and r in pool.target_thresholds.as_dict()
+            )
+            judged_named.append(own)
+            capacity = usage.capacity.get(node.name, {})
+            for k, resource in enumerate(named, start=2):
+                allocatable[i, k] = capacity.get(resource) or node.allocatable_extended.get(
+                    allocatable_names.get(resource, ""), 0.0
+                )
             sample = usage.nodes.get(node.name)
             if sample is None:
                 continue
-            used[i] = (sample.cpu_cores, sample.memory_bytes)
+            used[i, :2] = (sample.cpu_cores, sample.memory_bytes)
+            for k, resource in enumerate(named, start=2):
+                used[i, k] = sample.named.get(resource, 0.0)
             fresh = now - sample.timestamp <= max_age
-            in_round[i] = pool is not None and node.ready and fresh
+            measured = all(
+                r in sample.named and allocatable[i, resources.index(r)] > 0 for r in own
+            )
+            in_round[i] = pool is not None and node.ready and fresh and measured
         ratios = used / np.where(allocatable > 0, allocatable, 1.0)
         for pool in policy.node_pools:
             members = [i for i, p in enumerate(pools) if p is pool and in_round[i]]
             targets = pool.target_thresholds.as_dict()
-            for r, resource in enumerate(("cpu", "memory")):
+            for r, resource in enumerate(resources):
                 if resource not in targets or not members:
                     continue
                 limit = targets[resource] / 100
@@ -100,10 +146,23 @@ class ClusterView:
             used=used,
             high=high,
             in_round=in_round,
+            resources=resources,
+            pools=tuple(p.name if p is not None else None for p in pools),
+            judged_named=tuple(judged_named),
         )
 
+    def pod_usage(self, sample: UsageSample) -> np.ndarray:
+        """What the pod uses, column by column (0 for a named resource it has no value for)."""
+        named = [sample.named.get(r, 0.0) for r in self.resources[2:]]
+        return np.array([sample.cpu_cores, sample.memory_bytes, *named])
+
+    def lacks_named(self, sample: UsageSample, i: int) -> str | None:
+        """A named resource node i is judged by that the pod's sample has no value for."""
+        judged = self.judged_named[i] if i < len(self.judged_named) else ()
+        return next((r for r in judged if r not in sample.named), None)
+
     def excess(self, used: np.ndarray | None = None) -> np.ndarray:
-        """(nodes, 2) utilisation above targetThresholds, 0 where under or not judged."""
+        """(nodes, resources) utilisation above targetThresholds, 0 where under or not judged."""
         ratios = (self.used if used is None else used) / np.where(
             self.allocatable > 0, self.allocatable, 1.0
         )
@@ -111,6 +170,10 @@ class ClusterView:
 
     def hot(self, used: np.ndarray | None = None) -> np.ndarray:
         return np.any(self.excess(used) > TOLERANCE, axis=1)
+
+    def hot_by(self, resource: str, used: np.ndarray | None = None) -> np.ndarray:
+        """Nodes above their targetThresholds on this resource."""
+        return self.excess(used)[:, self.resources.index(resource)] > TOLERANCE
 
 
 def _selects(pool: NodePool, node: Node) -> bool:
@@ -251,6 +314,9 @@ def check_plan(
         if sample is None or now - sample.timestamp > max_age:
             problems.append(f"{e.pod}: no fresh usage sample")
             continue
+        lacking = view.lacks_named(sample, source)
+        if lacking is not None:
+            problems.append(f"{e.pod}: no {lacking} value, and {e.node} is judged by {lacking}")
         covering = pdbs_of.setdefault(e.pod, [p.key for p in cluster.pdbs if p.covers(pod)])
         if len(covering) > 1:
             problems.append(f"{e.pod}: covered by {len(covering)} PDBs (the API refuses it)")
@@ -259,13 +325,14 @@ def check_plan(
         per_namespace[pod.namespace] += 1
         owner = pod.workload or pod.owner
         per_workload[f"{owner.kind}/{pod.namespace}/{owner.name}" if owner else e.pod] += 1
-        used[source] -= (sample.cpu_cores, sample.memory_bytes)
+        moved_usage = view.pod_usage(sample)
+        used[source] -= moved_usage
         target = e.expected_node
         if target is None or target not in view.index:
             if check_targets:
                 problems.append(f"{e.pod}: no valid expected node ({target})")
             continue
-        used[view.index[target]] += (sample.cpu_cores, sample.memory_bytes)
+        used[view.index[target]] += moved_usage
         placement[e.pod] = target
         moved.append((pod, target))
 

@@ -55,6 +55,12 @@ Where it departs from the descheduler, on purpose:
 - Node pools: the descheduler has one set of thresholds per profile; here each
   node is judged against its own pool's, and every underutilized node of any
   pool counts as a destination.
+- Named resources (metrics.prometheus.resources, e.g. gpu) are read from the
+  metrics like cpu, as if the descheduler's usage client had them: a pool that
+  judges one is judged on it, the movable capacity holds a column for it, a
+  source node of that pool stops when that column is used up too (a node of
+  another pool does not wait for it), and a pod without a value for it on
+  such a node has no fresh usage. Their raw values add to the usage sum.
 
 Expected node: the descheduler does not choose one; kube-scheduler places the
 replacement. `expected_node` is where loadaware's model of the default
@@ -89,7 +95,7 @@ DESCHEDULER_ORDER: Final = "descheduler-order"
 # SortPodsBasedOnPriorityLowToHigh's tiers for pods of equal priority.
 QOS_EVICTION_RANK: Final = {"BestEffort": 0, "Burstable": 1, "Guaranteed": 2}
 
-_CPU, _MEMORY, _PODS = 0, 1, 2
+_BUILTIN: Final = ("cpu", "memory", "pods")
 
 
 def plan_descheduler_order(
@@ -109,7 +115,13 @@ def plan_descheduler_order(
         )
     except errors.RefusedError as exc:
         return plan.Plan(status="refused", reason=f"{exc.reference}: {exc.message}")
-    table = plan.classify_nodes(cluster, usage, policy.node_pools, verdict.excluded_nodes)
+    table = plan.classify_nodes(
+        cluster,
+        usage,
+        policy.node_pools,
+        verdict.excluded_nodes,
+        allocatable_names=plan.allocatable_names(policy),
+    )
     return _Round(cluster, usage, policy, now, table, verdict.stale_pods).run()
 
 
@@ -164,18 +176,35 @@ class _Round:
         alloc_pods = np.array(
             [self.nodes[name].allocatable_pods for name in table.names], dtype=float
         )
-        # (cpu cores, memory bytes, pods) per node, and what each may hold: allocatable
-        # capped at targetThresholds (capNodeCapacitiesToThreshold; uncapped where a
-        # resource has no threshold, which is always the case for pods).
-        self.used = np.column_stack([table.usage, pods_on])
+        # (cpu cores, memory bytes, the table's other columns, pods) per node, and what
+        # each may hold: allocatable capped at targetThresholds
+        # (capNodeCapacitiesToThreshold; uncapped where a resource has no threshold,
+        # which is the case for pods unless a pool judges them).
         capped = np.where(np.isnan(table.high), 1.0, table.high) * table.allocatable
-        self.capacity = np.column_stack([capped, alloc_pods])
-        self.after = table.usage.copy()  # cpu, memory after the predicted landings
+        self.resources = table.resources
+        if plan.POD_COUNT in table.resources:
+            self.used = table.usage.copy()
+            self.capacity = capped
+            self.pods_column: int | None = None  # pods are one of the table's columns
+        else:
+            self.used = np.column_stack([table.usage, pods_on])
+            self.capacity = np.column_stack([capped, alloc_pods])
+            self.pods_column = len(table.resources)
+        # Per node, the columns whose movable capacity must be left to go on: cpu,
+        # memory and pods, and the named resources its pool judges.
+        width = self.used.shape[1]
+        builtin = np.array(
+            [k >= len(self.resources) or self.resources[k] in _BUILTIN for k in range(width)]
+        )
+        judged = np.zeros((count, width), dtype=bool)
+        judged[:, : len(self.resources)] = ~np.isnan(table.high)
+        self.checked = judged | builtin
+        self.after = table.usage.copy()  # the table's columns after the predicted landings
         self.in_round = np.array([c != "excluded" for c in table.classes], dtype=bool)
         ratios = table.utilisation()
         self.hot = [i for i in range(count) if table.classes[i] == "hot"]
         self.low = [i for i in range(count) if self._is_underutilized(i, ratios[i])]
-        self.available = np.zeros(3)  # movable capacity left: cpu, memory, pods
+        self.available = np.zeros(width)  # movable capacity left, per column
         self.skipped: Counter[str] = Counter()
         self.notes: dict[int, str] = {}
         self.evictions: list[plan.Eviction] = []
@@ -241,15 +270,32 @@ class _Round:
         return self._plan(status, f"{summary}; {len(self.evictions)} evictions")
 
     def _usage_sum_key(self, i: int) -> tuple[float, str]:
-        # sortNodesByUsage adds up raw values: cpu millicores + memory bytes + pods.
-        cpu, memory, pods = self.used[i]
-        return (-(cpu * 1000 + memory + pods), self.table.names[i])
+        # sortNodesByUsage adds up raw values: cpu millicores + memory bytes + pods,
+        # then any named resource's.
+        cpu, memory = self.used[i, :2]
+        pods = self.used[i, self._pods_index]
+        named = [self.used[i, k] for k, r in enumerate(self.resources) if r not in _BUILTIN]
+        return (-(cpu * 1000 + memory + pods + sum(named)), self.table.names[i])
+
+    @property
+    def _pods_index(self) -> int:
+        if self.pods_column is not None:
+            return self.pods_column
+        return self.resources.index(plan.POD_COUNT)
 
     def _above_target(self, i: int) -> bool:
         return bool(np.any(self.used[i] > self.capacity[i]))
 
     def _may_continue(self, i: int) -> bool:
-        return self._above_target(i) and bool(np.all(self.available > 0))
+        return self._above_target(i) and bool(np.all(self.available[self.checked[i]] > 0))
+
+    def _moved(self, sample: metrics.UsageSample) -> np.ndarray:
+        """What the pod takes off its node, per column: its usage, and one pod."""
+        values = [
+            1.0 if r == plan.POD_COUNT else sample.named.get(r, 0.0) for r in self.resources[2:]
+        ]
+        pods = [1.0] if self.pods_column is not None else []
+        return np.array([sample.cpu_cores, sample.memory_bytes, *values, *pods])
 
     def _evict_from(self, i: int) -> None:
         name = self.table.names[i]
@@ -295,7 +341,7 @@ class _Round:
         if self._above_target(i):
             self.notes[i] = (
                 "still hot: underutilized nodes' capacity used up"
-                if not np.all(self.available > 0)
+                if not np.all(self.available[self.checked[i]] > 0)
                 else "still hot: removable pods exhausted"
             )
 
@@ -331,10 +377,11 @@ class _Round:
         self.per_workload[_workload_key(pod)] += 1
         for key in pdbs:
             self.pdb_left[key] -= 1
-        moved = np.array([sample.cpu_cores, sample.memory_bytes, 1.0])
+        moved = self._moved(sample)
+        width = len(self.resources)
         self.used[i] -= moved
         self.available -= moved
-        self.after[i] -= moved[:2]
+        self.after[i] -= moved[:width]
 
         # The replacement is scheduled while the evicted pod terminates, with every
         # earlier replacement placed.
@@ -343,7 +390,7 @@ class _Round:
         self.landing.remove(pod)
         if expected is not None:
             self.landing.add(pod, expected)
-            self.after[self.table.index[expected]] += moved[:2]
+            self.after[self.table.index[expected]] += moved[:width]
         self.evictions.append(
             plan.Eviction(
                 pod=pod.key,
@@ -354,6 +401,9 @@ class _Round:
                 memory_bytes=sample.memory_bytes,
                 reason=DESCHEDULER_ORDER,
                 workload=_workload_key(pod),
+                named={
+                    r: float(moved[k]) for k, r in enumerate(self.resources) if r not in _BUILTIN
+                },
             )
         )
 
@@ -361,7 +411,7 @@ class _Round:
         table = self.table
         before = table.utilisation()
         after = table.utilisation(self.after)
-        resources = plan.RESOURCES
+        resources = table.resources
         reports = tuple(
             plan.NodeReport(
                 name=name,

@@ -2,11 +2,17 @@
 
     python -m bench.generate --nodes 1000 --seed 1 --capacity tight --out DIR
     python -m bench.generate --nodes 1000 --family usage-independent --out DIR
+    python -m bench.generate --nodes 1000 --family usage-independent --gpu-pool --out DIR
     python -m bench.generate --scenario peak-hour --out DIR
 
 writes DIR/cluster.json (a kind: List of raw objects) and DIR/metrics.json. The
 metrics are stamped relative to --now (default: the current time), so plan
 against them soon or pass the same --now to `loadaware plan`.
+
+--gpu-pool adds the GPU pool `python -m bench` gives the usage-independent
+family (bench.gpu_pool: nodes with `nvidia.com/gpu` in status.allocatable,
+pods' and nodes' gpu usage as `named: {"gpu": ...}` in the metrics) and writes
+DIR/policy.yaml, the policy the bench plans it with (`loadaware plan --policy`).
 """
 
 from __future__ import annotations
@@ -19,6 +25,9 @@ import sys
 import time
 from collections.abc import Sequence
 
+import yaml
+
+from bench import gpu_pool
 from loadaware.sim import _scenarios
 
 
@@ -47,6 +56,11 @@ def _parser() -> argparse.ArgumentParser:
         default="proportional",
         help="how usage relates to requests (default proportional)",
     )
+    parser.add_argument(
+        "--gpu-pool",
+        action="store_true",
+        help="add the bench's GPU pool (bench.gpu_pool) and write its policy.yaml",
+    )
     parser.add_argument("--now", type=_timestamp, help="RFC 3339 time the metrics are collected at")
     parser.add_argument("--out", type=pathlib.Path, required=True, help="directory to write into")
     parser.add_argument(
@@ -56,7 +70,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.gpu_pool and args.scenario:
+        parser.error("--gpu-pool goes with --nodes, not --scenario")
     now = args.now or datetime.datetime.now(datetime.UTC).replace(microsecond=0)
     started = time.perf_counter()
     if args.scenario:
@@ -76,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ValueError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
+        if args.gpu_pool:
+            scenario = gpu_pool.add_gpu_pool(scenario, seed=args.seed, now=now)
     generated = time.perf_counter() - started
     args.out.mkdir(parents=True, exist_ok=True)
     # Compact by default: a 5,000-node cluster is several hundred MB pretty-printed.
@@ -87,6 +106,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         with (args.out / file_name).open("w", encoding="utf-8") as out:
             json.dump(body, out, indent=args.indent, separators=separators)
             out.write("\n")
+    if args.gpu_pool:
+        document = {
+            "apiVersion": "loadaware.io/v1alpha1",
+            "kind": "LoadAwarePolicy",
+            **gpu_pool.policy_document(),
+        }
+        (args.out / "policy.yaml").write_text(
+            "# The policy `python -m bench` plans the GPU pool's family with (bench.gpu_pool).\n"
+            + yaml.safe_dump(document, sort_keys=False),
+            encoding="utf-8",
+        )
     pods = len(scenario.metrics["pods"])
     nodes = len(scenario.metrics["nodes"])
     print(

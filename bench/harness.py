@@ -7,7 +7,10 @@
 
 For every size, capacity and family it generates a cluster
 (`loadaware.sim.generate_cluster`, about 30 pods per node; the "proportional"
-family's usage follows requests, the "usage-independent" family's does not),
+family's usage follows requests, the "usage-independent" family's does not and
+has a pool of GPU nodes on top, about 5 % of the size, some of them hot by GPU
+utilisation alone: bench.gpu_pool, which also gives the policy that family is
+planned with, judging gpu on those nodes; `--no-gpu-pool` leaves it out),
 converts it in memory, and plans it with each solver:
 loadaware with `optimizer.method: milp`, loadaware with `greedy`, and the
 descheduler-order baseline (`bench.descheduler_baseline`). Each plan runs in a
@@ -56,7 +59,7 @@ from typing import Any, Final
 import numpy as np
 import scipy
 
-from bench import checks, descheduler_baseline, measure
+from bench import checks, descheduler_baseline, gpu_pool, measure
 from loadaware import cluster, metrics, plan, policy
 from loadaware.sim import Scenario, generate_cluster
 from loadaware.sim._scenarios import FAMILIES
@@ -80,6 +83,7 @@ COLUMNS: Final = (
     "evictions",
     "hot nodes before",
     "hot nodes left",
+    "gpu hot left",
     "nodes tainted",
     "residual overload",
     "peak target util",
@@ -98,7 +102,9 @@ COLUMNS: Final = (
 LEGEND: Final = """\
 - family: how the instance's usage relates to its requests (loadaware.sim.generate_cluster):
   proportional, or usage-independent (warm nodes that request little, idle nodes that
-  request much).
+  request much) with a GPU pool on top (bench.gpu_pool: about 5% more nodes, pool
+  "gpu" judged on gpu too, some hot by GPU utilisation alone); size counts the nodes
+  without the GPU pool.
 - solver: the method the plan reports; "(asked milp)" when the policy asked for another.
 - hot nodes left, residual overload (sum over nodes and resources of utilisation above
   targetThresholds), peak target util (highest resource utilisation of a node that
@@ -106,6 +112,8 @@ LEGEND: Final = """\
   loadaware's kube-scheduler model, under the soft taints of the eviction's steer set,
   its predecessor's requests still counted; among tied best nodes the plan's expected
   node if it is one, else a seeded-random one.
+- gpu hot left: nodes above their gpu target after the replay, of those above it before;
+  "-" where no pool judges gpu.
 - nodes tainted: size of the union of the evictions' steer sets (none for the baseline).
 - lower bound: the plan's solver.lowerBound; gap %: (solver.objective - lowerBound) /
   lowerBound, the objective being the evictions when the plan reports none.
@@ -134,6 +142,7 @@ class Options:
     isolate: bool = True  # a fresh process per planner run (and per loading)
     timeout_seconds: float = 900.0
     policy_file: pathlib.Path | None = None
+    gpu_pool: bool = True  # the usage-independent family's GPU pool (bench.gpu_pool)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -311,6 +320,21 @@ def _prepare_load(cluster_file: pathlib.Path, metrics_file: pathlib.Path) -> Cal
     return load
 
 
+def family_policy(family: str, options: Options) -> policy.LoadAwarePolicy:
+    """The policy a family is planned with: --policy for every family if given, else the
+    defaults, with the GPU pool's resource and pool for the family that has it."""
+    if options.policy_file is not None:
+        return policy.load_policy(options.policy_file)
+    document: dict[str, Any] = {"apiVersion": "loadaware.io/v1alpha1", "kind": "LoadAwarePolicy"}
+    if _has_gpu_pool(family, options):
+        document.update(gpu_pool.policy_document())
+    return policy.parse_policy(document)
+
+
+def _has_gpu_pool(family: str, options: Options) -> bool:
+    return options.gpu_pool and family == gpu_pool.FAMILY
+
+
 def with_method(settings: policy.LoadAwarePolicy, method: str) -> policy.LoadAwarePolicy:
     optimizer = settings.optimizer.model_copy(update={"method": method})
     return settings.model_copy(update={"optimizer": optimizer})
@@ -393,6 +417,8 @@ def _build_instance(
         family=family,  # type: ignore[arg-type]
         now=NOW,
     )
+    if _has_gpu_pool(family, options):
+        scenario = gpu_pool.add_gpu_pool(scenario, seed=options.seed, now=NOW)
     return scenario, {"generate_seconds": time.perf_counter() - started}
 
 
@@ -444,6 +470,8 @@ def _run_instance(
     scenario, timings = _build_instance(size, capacity, family, options)
     started = time.perf_counter()
     state = cluster.cluster_state_from_objects(scenario.objects)
+    # Until the reader reads extended resources; a no-op once it does.
+    state = gpu_pool.with_allocatable_gpus(state, scenario.objects)
     converted = time.perf_counter()
     usage = metrics.usage_from_json(scenario.metrics)
     timings["convert_seconds"] = converted - started
@@ -474,6 +502,9 @@ def _run_instance(
             "family": family,
             "seed": options.seed,
             "nodes": len(state.nodes),
+            "gpu_nodes": sum(
+                1 for n in state.nodes if n.labels.get(gpu_pool.PRESENT_LABEL) == "true"
+            ),
             "pods": len(state.pods),
             "hot": bound.hot,
             "relievable": bound.relievable,
@@ -515,11 +546,7 @@ def _run_instance(
 
 def run_benchmark(options: Options) -> Results:
     started = time.perf_counter()
-    settings = (
-        policy.load_policy(options.policy_file)
-        if options.policy_file is not None
-        else policy.parse_policy({"apiVersion": "loadaware.io/v1alpha1", "kind": "LoadAwarePolicy"})
-    )
+    policies = {family: family_policy(family, options) for family in options.families}
     results = Results(
         options={
             **{k: v for k, v in asdict(options).items() if k not in ("out", "policy_file")},
@@ -546,7 +573,9 @@ def run_benchmark(options: Options) -> Results:
             for family in options.families:
                 for capacity in options.capacities:
                     try:
-                        _run_instance(size, capacity, family, settings, workdir, options, results)
+                        _run_instance(
+                            size, capacity, family, policies[family], workdir, options, results
+                        )
                     except Exception:
                         # A generator or loader failure loses this instance, not the run.
                         error = traceback.format_exc(limit=8)
@@ -601,11 +630,17 @@ def _cells(row: dict[str, Any], base: dict[str, Any] | None) -> list[str]:
     gap = row["gap_percent"]
     memory = row["peak_bytes"]
     evictions = row["evictions"]
+    named_before = row.get("named_hot_before", {})
     cells = [
         *head,
         str(evictions),
         str(row["hot_before"]),
         str(row["hot_left"]),
+        (
+            f"{row['named_hot_left'][gpu_pool.RESOURCE]} of {named_before[gpu_pool.RESOURCE]}"
+            if gpu_pool.RESOURCE in named_before
+            else "-"
+        ),
         str(row["nodes_tainted"]),
         f"{row['residual_overload']:.4f}",
         "-" if peak is None else f"{peak:.1%}",
@@ -667,6 +702,7 @@ def render(results: Results) -> str:
             "capacity",
             "family",
             "nodes",
+            "gpu nodes",
             "pods",
             "hot",
             "relievable",
@@ -680,6 +716,7 @@ def render(results: Results) -> str:
                 i["capacity"],
                 i["family"],
                 f"{i['nodes']:,}",
+                f"{i['gpu_nodes']:,}",
                 f"{i['pods']:,}",
                 str(i["hot"]),
                 str(i["relievable"]),
@@ -777,7 +814,17 @@ def _parser() -> argparse.ArgumentParser:
         default=",".join(SOLVERS),
         help=f"comma-separated, from {', '.join(SOLVERS)} (default all)",
     )
-    parser.add_argument("--policy", type=pathlib.Path, help="policy file (default: the defaults)")
+    parser.add_argument(
+        "--policy",
+        type=pathlib.Path,
+        help="policy file for every family (default: the defaults, and for the family with "
+        "the GPU pool its gpu resource and pool)",
+    )
+    parser.add_argument(
+        "--no-gpu-pool",
+        action="store_true",
+        help=f"leave the GPU pool out of the {gpu_pool.FAMILY} family",
+    )
     parser.add_argument("--out", type=pathlib.Path, default=RESULTS_DIR, help="JSON results dir")
     parser.add_argument("--no-json", action="store_true", help="write no JSON results")
     parser.add_argument(
@@ -814,6 +861,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         isolate=not args.in_process,
         timeout_seconds=args.timeout,
         policy_file=args.policy,
+        gpu_pool=not args.no_gpu_pool,
     )
     results = run_benchmark(options)
     print(render(results))

@@ -14,13 +14,19 @@ What the plan says it expects is only compared against that landing.
 relievable hot node to its targetThresholds, computed from the instance alone:
 per hot node and resource, the fewest evictable pods (largest usage first)
 whose usage covers the excess; per node the largest of its resources.
+
+Named resources (metrics.prometheus.resources, e.g. gpu) are columns of the
+view like cpu and memory: a pod's usage of them moves with it, and a pod without
+a value for one its node's pool judges is not evictable there.
 """
 
 from __future__ import annotations
 
 import datetime
 import random
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -46,6 +52,13 @@ class Outcome:
     # source, a hot or excluded node, or a node the pod would take above its targets.
     tied_with_bad: int
     nodes_tainted: int  # nodes any eviction steered away from (union of the steer sets)
+    # Per named resource (e.g. gpu): nodes above their target on it, before and after.
+    named_hot_before: dict[str, int] = field(default_factory=dict)
+    named_hot_left: dict[str, int] = field(default_factory=dict)
+    # Per node pool: hot nodes before and after, and evictions off its nodes.
+    hot_before_by_pool: dict[str, int] = field(default_factory=dict)
+    hot_left_by_pool: dict[str, int] = field(default_factory=dict)
+    evictions_by_pool: dict[str, int] = field(default_factory=dict)
 
 
 def replay_plan(
@@ -71,7 +84,7 @@ def replay_plan(
     for e in evictions:
         pod = pods[e.pod]
         sample = usage.pods[e.pod]
-        moved = np.array([sample.cpu_cores, sample.memory_bytes])
+        moved = view.pod_usage(sample)
         source = view.index[e.node]
         tainted.update(e.steer)
         extra_taints = {name: (plan.HOTSPOT_TAINT,) for name in e.steer}
@@ -101,9 +114,11 @@ def replay_plan(
     excess = view.excess(used)
     ratios = used / scale
     peak = max((float(np.max(ratios[i])) for i in landings), default=None)
+    hot_before = view.hot()
+    hot_after = np.any(excess > TOLERANCE, axis=1)
     return Outcome(
-        hot_before=int(view.hot().sum()),
-        hot_left=int(np.any(excess > TOLERANCE, axis=1).sum()),
+        hot_before=int(hot_before.sum()),
+        hot_left=int(hot_after.sum()),
         residual_overload=float(excess.sum()),
         peak_target_utilisation=peak,
         bounce_backs=bounce_backs,
@@ -111,7 +126,19 @@ def replay_plan(
         landed_as_planned=as_planned,
         tied_with_bad=tied_bad,
         nodes_tainted=len(tainted),
+        named_hot_before={r: int(view.hot_by(r).sum()) for r in view.resources[2:]},
+        named_hot_left={r: int(view.hot_by(r, used).sum()) for r in view.resources[2:]},
+        hot_before_by_pool=_by_pool(view, np.flatnonzero(hot_before)),
+        hot_left_by_pool=_by_pool(view, np.flatnonzero(hot_after)),
+        evictions_by_pool=_by_pool(view, [view.index[e.node] for e in evictions]),
     )
+
+
+def _by_pool(view: ClusterView, indexes: Iterable[int]) -> dict[str, int]:
+    """How many of the nodes (or evictions off them) are in each pool, by pool name."""
+    names = view.pools
+    counts = Counter(names[i] or "" for i in indexes) if names else Counter()
+    return dict(sorted(counts.items()))
 
 
 def _is_bad_landing(
@@ -148,18 +175,21 @@ def cover_bound(
     hot = np.flatnonzero(view.hot())
     limit = view.high * view.allocatable
     total = relievable = 0
+    width = len(view.resources)
     for i in hot.tolist():
         excess = np.where(np.isnan(limit[i]), 0.0, view.used[i] - np.nan_to_num(limit[i]))
         sizes = np.array(
             [
-                (usage.pods[p.key].cpu_cores, usage.pods[p.key].memory_bytes)
+                view.pod_usage(usage.pods[p.key])
                 for p in cluster.pods_by_node.get(view.names[i], ())
-                if p.key in usage.pods and plan.judge_pod(p, rules, now).evictable
+                if p.key in usage.pods
+                and view.lacks_named(usage.pods[p.key], i) is None
+                and plan.judge_pod(p, rules, now).evictable
             ]
-        ).reshape(-1, 2)
+        ).reshape(-1, width)
         needed = 0
         coverable = True
-        for r in range(2):
+        for r in range(width):
             if excess[r] <= TOLERANCE:
                 continue
             cumulative = np.cumsum(np.sort(sizes[:, r])[::-1])

@@ -384,18 +384,14 @@ def cover_bound(problem: Problem) -> float:
         must_on[cand.node_index].append(cand)
         total -= MUST_MOVE_REWARD
     for hot in problem.hot_indexes:
-        excess = problem.node_excess(table.usage, hot) / np.where(
-            table.allocatable[hot] > 0, table.allocatable[hot], 1.0
-        )
+        # A resource the node's pool does not judge may have no capacity there (0).
+        scale = np.where(table.allocatable[hot] > 0, table.allocatable[hot], 1.0)
+        excess = problem.node_excess(table.usage, hot) / scale
         cands = problem.candidates.get(hot, ())
         if hot in must_on:
             known = {c.pod.key for c in cands}
             cands = (*cands, *(c for c in must_on[hot] if c.pod.key not in known))
-        shares = (
-            np.array([c.usage for c in cands]) / table.allocatable[hot]
-            if cands
-            else np.zeros((0, excess.size))
-        )
+        shares = np.array([c.usage for c in cands]) / scale if cands else np.zeros((0, excess.size))
         # Largest first per resource, independently: a relaxation of picking pods.
         top = -np.sort(-shares, axis=0)
         covered = np.vstack([np.zeros((1, excess.size)), np.cumsum(top, axis=0)])

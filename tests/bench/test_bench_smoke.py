@@ -17,7 +17,7 @@ bounce-backs, keeps the evicted pod's requests on its source while the
 replacement is scored, lands replacements under each eviction's steer taints,
 counts the nodes tainted, counts a landing as planned only when no other node
 ties for the best score, counts ties that include a bad node, and picks among
-tied nodes at random, reproducibly per seed.
+tied nodes at random, reproducibly per seed. (The GPU pool: test_gpu_pool.)
 """
 
 from __future__ import annotations
@@ -106,6 +106,8 @@ def test_harness_runs_end_to_end_on_a_small_instance(
     assert solvers[2] == "descheduler-order"
     assert all(s.startswith(("milp", "greedy")) for s in solvers[:2])
     assert {row[harness.COLUMNS.index("family")] for row in rows[:3]} == {"usage-independent"}
+    # The family's GPU pool: one GPU-hot node of two, relieved by loadaware's plans.
+    assert [row[harness.COLUMNS.index("gpu hot left")] for row in rows[:2]] == ["0 of 1"] * 2
     assert "## Instances" in out
     assert "## Loading" in out
     assert "Total wall time" in out
