@@ -686,25 +686,30 @@ class LoadAwarePolicy(_Model):
     def _named_resources_have_a_source(self) -> LoadAwarePolicy:
         source = self.metrics.prometheus
         defined = sorted(source.resources) if source is not None else []
-        for i, pool in enumerate(self.node_pools):
+        judged = [
+            (f"nodePools[{i}].{part}", percents)
+            for i, pool in enumerate(self.node_pools)
             for part, percents in (
                 ("thresholds", pool.thresholds),
                 ("targetThresholds", pool.target_thresholds),
-            ):
-                for name in percents.as_dict():
-                    if name in BUILTIN_RESOURCES or name in defined:
-                        continue
-                    where = f"nodePools[{i}].{part}.{name}"
-                    if self.metrics.metrics_server is not None:
-                        raise ValueError(
-                            f"{where}: metrics-server has only cpu and memory; a resource "
-                            "of its own needs metrics.prometheus.resources"
-                        )
+            )
+        ]
+        judged.append(("consolidation.thresholds", self.consolidation.thresholds))
+        for place, percents in judged:
+            for name in percents.as_dict():
+                if name in BUILTIN_RESOURCES or name in defined:
+                    continue
+                where = f"{place}.{name}"
+                if self.metrics.metrics_server is not None:
                     raise ValueError(
-                        f"{where}: no resource of that name; allowed: "
-                        + ", ".join([*BUILTIN_RESOURCES, *defined])
-                        + f" (define it under metrics.prometheus.resources.{name})"
+                        f"{where}: metrics-server has only cpu and memory; a resource "
+                        "of its own needs metrics.prometheus.resources"
                     )
+                raise ValueError(
+                    f"{where}: no resource of that name; allowed: "
+                    + ", ".join([*BUILTIN_RESOURCES, *defined])
+                    + f" (define it under metrics.prometheus.resources.{name})"
+                )
         return self
 
     @model_validator(mode="after")

@@ -95,3 +95,9 @@ def test_the_gpu_example_policy() -> None:
     gpu_pool = parsed.node_pools[0]
     assert gpu_pool.target_thresholds.as_dict()["gpu"] == 70
     assert parsed.metrics.prometheus.resources["gpu"].capacity == "nvidia.com/gpu"  # type: ignore[union-attr]
+
+
+def test_consolidation_thresholds_are_checked_too() -> None:
+    document = _document({"gpu": GPU}, {"thresholds": {"cpu": 40}, "targetThresholds": {"cpu": 70}})
+    document["consolidation"] = {"enabled": True, "thresholds": {"disk": 10}}
+    assert "consolidation.thresholds.disk: no resource of that name" in _error(document)
