@@ -49,7 +49,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import gc
-import hashlib
 import math
 import uuid
 from collections.abc import Iterable, Sequence
@@ -60,6 +59,13 @@ import numpy as np
 
 from loadaware import cluster
 from loadaware.sim import Scenario
+from loadaware.sim._scenarios import (
+    cpu_quantity,
+    image_digest,
+    memory_quantity,
+    owner_reference,
+    pinned_to,
+)
 
 FAMILY: Final = "usage-independent"  # the family of the bench that has the pool
 POOL: Final = "gpu"
@@ -225,23 +231,8 @@ def add_gpu_pool(scenario: Scenario, *, seed: int, now: datetime.datetime) -> Sc
 # --- the builder -------------------------------------------------------------------------------
 
 
-def _cpu(millicores: int) -> str:
-    return str(millicores // 1000) if millicores % 1000 == 0 else f"{millicores}m"
-
-
-def _memory(size: int) -> str:
-    for unit, factor in (("Gi", GiB), ("Mi", MiB), ("Ki", 1024)):
-        if size % factor == 0:
-            return f"{size // factor}{unit}"
-    return str(size)
-
-
 def _stamp(moment: datetime.datetime) -> str:
     return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _digest(image: str) -> str:
-    return hashlib.sha256(image.encode()).hexdigest()
 
 
 def _default_tolerations() -> list[dict[str, Any]]:
@@ -258,18 +249,6 @@ def _default_tolerations() -> list[dict[str, Any]]:
 
 def _gpu_toleration() -> dict[str, Any]:
     return {"key": TAINT["key"], "operator": "Exists", "effect": TAINT["effect"]}
-
-
-def _pinned_to(node_name: str) -> dict[str, Any]:
-    """The node affinity the DaemonSet controller writes into each of its pods."""
-    field = {"key": "metadata.name", "operator": "In", "values": [node_name]}
-    return {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [{"matchFields": [field]}]
-            }
-        }
-    }
 
 
 def _required_label(key: str, values: Sequence[str]) -> dict[str, Any]:
@@ -521,7 +500,7 @@ class _Builder:
                     "pods": "110",
                 },
                 "allocatable": {
-                    "cpu": _cpu(int(self.alloc_cpu_m[i])),
+                    "cpu": cpu_quantity(int(self.alloc_cpu_m[i])),
                     "ephemeral-storage": "187149940897",
                     "memory": f"{int(self.alloc_memory_ki[i])}Ki",
                     GPU_RESOURCE: str(t.gpus),
@@ -664,7 +643,7 @@ class _Builder:
         spec = {
             **template["spec"],
             "nodeName": self.names[i],
-            "affinity": _pinned_to(self.names[i]),
+            "affinity": pinned_to(self.names[i]),
         }
         created = self.ago(3600, min(20 * 86400, float(self.node_age[i]) - 60))
         pod = self.pod_object(
@@ -726,8 +705,11 @@ class _Builder:
                     "image": spec["image"],
                     "imagePullPolicy": "IfNotPresent",
                     "resources": {
-                        "requests": {"cpu": _cpu(spec["cpu_m"]), "memory": _memory(spec["memory"])},
-                        "limits": {"memory": _memory(2 * spec["memory"])},
+                        "requests": {
+                            "cpu": cpu_quantity(spec["cpu_m"]),
+                            "memory": memory_quantity(spec["memory"]),
+                        },
+                        "limits": {"memory": memory_quantity(2 * spec["memory"])},
                     },
                     "volumeMounts": [
                         {"name": v, "mountPath": p, "readOnly": True} for v, p in spec["paths"]
@@ -804,7 +786,7 @@ class _Builder:
             "priority": 2000001000,
             "preemptionPolicy": "PreemptLowerPriority",
             "enableServiceLinks": True,
-            "affinity": _pinned_to(self.names[i]),
+            "affinity": pinned_to(self.names[i]),
         }
         generate_name = f"{spec['name']}-"
         created = self.ago(3600, min(20 * 86400, float(self.node_age[i]) - 60))
@@ -817,7 +799,7 @@ class _Builder:
                 "controller-revision-hash": spec["hash"],
                 "pod-template-generation": "1",
             },
-            owner=self.owner("DaemonSet", spec["name"], spec["uid"]),
+            owner=owner_reference("DaemonSet", spec["name"], spec["uid"]),
             generate_name=generate_name,
             spec=pod_spec,
             node=i,
@@ -835,17 +817,6 @@ class _Builder:
 
     # -- Deployments --
 
-    @staticmethod
-    def owner(kind: str, name: str, uid: str) -> dict[str, Any]:
-        return {
-            "apiVersion": "apps/v1",
-            "kind": kind,
-            "name": name,
-            "uid": uid,
-            "controller": True,
-            "blockOwnerDeletion": True,
-        }
-
     def gpu_template_spec(self, w: _GpuWorkload | None) -> dict[str, Any]:
         if w is None:  # feature-cache: no GPU
             name, image = "feature-cache", "registry.example.com/ml/feature-cache:2.4.1"
@@ -854,13 +825,13 @@ class _Builder:
         else:
             name, image = w.name, f"registry.example.com/ml/{w.name}:1.{w.gpus}.{len(w.name) % 7}"
             requests = {
-                "cpu": _cpu(w.cpu_m),
-                "memory": _memory(w.memory_gib * GiB),
+                "cpu": cpu_quantity(w.cpu_m),
+                "memory": memory_quantity(w.memory_gib * GiB),
                 GPU_RESOURCE: str(w.gpus),
             }
             limits = {
-                "cpu": _cpu(2 * w.cpu_m),
-                "memory": _memory(w.memory_gib * GiB * 3 // 2),
+                "cpu": cpu_quantity(2 * w.cpu_m),
+                "memory": memory_quantity(w.memory_gib * GiB * 3 // 2),
                 GPU_RESOURCE: str(w.gpus),
             }
         spec: dict[str, Any] = {
@@ -956,7 +927,7 @@ class _Builder:
                     ),
                     "deployment.kubernetes.io/revision": "1",
                 },
-                "ownerReferences": [self.owner("Deployment", name, deployment_uid)],
+                "ownerReferences": [owner_reference("Deployment", name, deployment_uid)],
             },
             "spec": {
                 "replicas": replicas,
@@ -976,7 +947,7 @@ class _Builder:
                 "observedGeneration": 1,
             },
         }
-        owner = self.owner("ReplicaSet", rs_name, rs_uid)
+        owner = owner_reference("ReplicaSet", rs_name, rs_uid)
         pods = []
         for p in plans:
             oldest = min((self.now - created_at).total_seconds(), float(self.node_age[p.node]))
@@ -1074,7 +1045,7 @@ class _Builder:
             {
                 "name": c["name"],
                 "image": c["image"],
-                "imageID": f"{c['image']}@sha256:{_digest(c['image'])}",
+                "imageID": f"{c['image']}@sha256:{image_digest(c['image'])}",
                 "containerID": f"containerd://{self.rng.bytes(32).hex()}",
                 "ready": True,
                 "started": True,

@@ -279,11 +279,11 @@ def generate_cluster(
 # --- small helpers ----------------------------------------------------------------------------
 
 
-def _cpu_quantity(millicores: int) -> str:
+def cpu_quantity(millicores: int) -> str:
     return str(millicores // 1000) if millicores % 1000 == 0 else f"{millicores}m"
 
 
-def _memory_quantity(size: int) -> str:
+def memory_quantity(size: int) -> str:
     for unit, factor in (("Gi", GiB), ("Mi", MiB), ("Ki", KiB)):
         if size % factor == 0:
             return f"{size // factor}{unit}"
@@ -1408,7 +1408,7 @@ class _Generator:
                 "pods": "110",
             }
             allocatable = {
-                "cpu": _cpu_quantity(int(self.alloc_cpu_m[i])),
+                "cpu": cpu_quantity(int(self.alloc_cpu_m[i])),
                 "ephemeral-storage": "93478772582",
                 "memory": f"{int(self.alloc_memory_ki[i])}Ki",
                 "pods": "110",
@@ -1566,16 +1566,16 @@ class _Generator:
         )
         resources: dict[str, Any] = {
             "requests": {
-                "cpu": _cpu_quantity(x.main_cpu_m),
-                "memory": _memory_quantity(x.main_memory_b),
+                "cpu": cpu_quantity(x.main_cpu_m),
+                "memory": memory_quantity(x.main_memory_b),
             }
         }
         if x.limits == "guaranteed":
             resources["limits"] = dict(resources["requests"])
         elif x.limits == "burst":
             resources["limits"] = {
-                "cpu": _cpu_quantity(2 * x.main_cpu_m),
-                "memory": _memory_quantity(x.main_memory_b * 3 // 2),
+                "cpu": cpu_quantity(2 * x.main_cpu_m),
+                "memory": memory_quantity(x.main_memory_b * 3 // 2),
             }
         mounts: list[dict[str, Any]] = []
         if x.empty_dir:
@@ -1717,7 +1717,7 @@ class _Generator:
                         revision,
                     )
                 )
-                owner_ref = _owner("ReplicaSet", rs_name, rs_uid)
+                owner_ref = owner_reference("ReplicaSet", rs_name, rs_uid)
                 generate_name = f"{rs_name}-"
                 extra_labels = {"pod-template-hash": template_hash}
             elif x.kind == "StatefulSet":
@@ -1725,13 +1725,13 @@ class _Generator:
                 controllers.append(
                     self._stateful_set(x, uid, own_created, labels, template_spec, revision_hash)
                 )
-                owner_ref = _owner("StatefulSet", name, uid)
+                owner_ref = owner_reference("StatefulSet", name, uid)
                 generate_name = f"{name}-"
                 extra_labels = {"controller-revision-hash": revision_hash}
             elif x.kind == "DaemonSet":
                 revision_hash = template_hash[:9]
                 controllers.append(self._daemon_set(x, uid, own_created, labels, template_spec))
-                owner_ref = _owner("DaemonSet", name, uid)
+                owner_ref = owner_reference("DaemonSet", name, uid)
                 generate_name = f"{name}-"
                 extra_labels = {
                     "controller-revision-hash": revision_hash,
@@ -1742,7 +1742,7 @@ class _Generator:
             pod_labels = {**labels, **extra_labels}
             qos_class = _qos_class(x.limits)
             images = [
-                (c["name"], c["image"], f"{c['image']}@sha256:{_digest(c['image'])}")
+                (c["name"], c["image"], f"{c['image']}@sha256:{image_digest(c['image'])}")
                 for c in parts["containers"]
             ]
 
@@ -1798,7 +1798,7 @@ class _Generator:
                         {"name": "data", "persistentVolumeClaim": {"claimName": f"data-{pod_name}"}}
                     ]
                 elif x.kind == "DaemonSet":
-                    spec["affinity"] = _pinned_to(node_name)
+                    spec["affinity"] = pinned_to(node_name)
                 ready = node_ready[node]
                 ready_status = "True" if ready else "False"
                 statuses = []
@@ -1967,7 +1967,7 @@ class _Generator:
             "deployment.kubernetes.io/max-replicas": str(x.replicas + math.ceil(x.replicas / 4)),
             "deployment.kubernetes.io/revision": revision,
         }
-        ref = _owner("Deployment", x.name, deployment_uid)
+        ref = owner_reference("Deployment", x.name, deployment_uid)
         meta["ownerReferences"] = [ref]
         status: dict[str, Any] = {"replicas": replicas, "observedGeneration": 1}
         if replicas:
@@ -2311,7 +2311,7 @@ def _unique_name(generate_name: str, suffix: str, position: int, used: set[str])
     return pod_name
 
 
-def _owner(kind: str, name: str, uid: str) -> dict[str, Any]:
+def owner_reference(kind: str, name: str, uid: str) -> dict[str, Any]:
     return {
         "apiVersion": "apps/v1",
         "kind": kind,
@@ -2322,7 +2322,7 @@ def _owner(kind: str, name: str, uid: str) -> dict[str, Any]:
     }
 
 
-def _pinned_to(node_name: str) -> dict[str, Any]:
+def pinned_to(node_name: str) -> dict[str, Any]:
     """The node affinity the DaemonSet controller writes into each of its pods."""
     return {
         "nodeAffinity": {
@@ -2344,6 +2344,6 @@ def _qos_class(limits: str) -> str:
 
 
 @functools.cache
-def _digest(image: str) -> str:
+def image_digest(image: str) -> str:
     """A stable stand-in for an image digest, the same for every pod running the image."""
     return hashlib.sha256(image.encode()).hexdigest()
