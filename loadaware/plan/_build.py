@@ -414,15 +414,15 @@ def _must_moves(
 def _node_reports(
     table: _classify.NodeTable, usage_after: np.ndarray, notes: dict[int, str]
 ) -> tuple[NodeReport, ...]:
-    before = table.utilisation()
-    after = table.utilisation(usage_after)
+    before = table.utilisation_by_node()
+    after = table.utilisation_by_node(usage_after)
     return tuple(
         NodeReport(
             name=name,
             node_class=table.classes[i],
             pool=table.pools[i],
-            before={r: round(float(before[i, k]), 4) for k, r in enumerate(table.resources)},
-            after={r: round(float(after[i, k]), 4) for k, r in enumerate(table.resources)},
+            before=before[i],
+            after=after[i],
             note=notes.get(i, table.notes[i]),
             low=_judged(table.resources, table.low[i]),
             high=_judged(table.resources, table.high[i]),

@@ -53,6 +53,14 @@ class NodeTable:
             room = self.high[indexes] * self.allocatable[indexes] - self.usage[indexes]
         return np.where(np.isnan(self.high[indexes]), np.inf, np.maximum(room, 0.0))
 
+    def utilisation_by_node(self, usage: np.ndarray | None = None) -> list[dict[str, float]]:
+        """utilisation() as one {resource: ratio} per node, in `names` order, rounded
+        as reports show it."""
+        ratios = self.utilisation(usage)
+        return [
+            {r: round(float(row[k]), 4) for k, r in enumerate(self.resources)} for row in ratios
+        ]
+
     def utilisation(self, usage: np.ndarray | None = None) -> np.ndarray:
         used = self.usage if usage is None else usage
         with np.errstate(divide="ignore", invalid="ignore"):

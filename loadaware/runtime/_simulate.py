@@ -112,11 +112,7 @@ def simulate_round(
         excluded,
         allocatable_names=plan.allocatable_names(settings),
     )
-    util = table_after.utilisation()
-    observed = {
-        name: {r: round(float(util[i, k]), 4) for k, r in enumerate(table_after.resources)}
-        for i, name in enumerate(table_after.names)
-    }
+    observed = dict(zip(table_after.names, table_after.utilisation_by_node(), strict=True))
     hot_after = sum(1 for c in table_after.classes if c == "hot")
     return SimulationResult(
         plan=planned, observed=observed, landed=landed, hot_before=hot_before, hot_after=hot_after
