@@ -629,6 +629,7 @@ def _convert_workload(raw: RawObject, r: _Reader) -> _types.Workload:
         uid=r.string(meta.get("uid"), "metadata.uid"),
         replicas=replicas,
         owner=_owner_of(raw, r),
+        selector=_label_selector(r, spec.get("selector"), "spec.selector"),
     )
 
 
@@ -644,6 +645,14 @@ class _WorkloadResolver:
     def __init__(self, workloads: Mapping[str, _types.Workload]) -> None:
         self._workloads = workloads
         self._cache: dict[tuple[str, str, str, str], _types.OwnerRef] = {}
+
+    def selector(self, namespace: str, owner: _types.OwnerRef) -> _types.LabelSelector | None:
+        """The owner's spec.selector; None when the owner is not in the input (or is
+        a same-named successor, with another uid)."""
+        workload = self._workloads.get(f"{owner.kind}/{namespace}/{owner.name}")
+        if workload is None or (owner.uid and workload.uid and owner.uid != workload.uid):
+            return None
+        return workload.selector
 
     def resolve(self, namespace: str, owner: _types.OwnerRef) -> _types.OwnerRef:
         cache_key = (namespace, owner.kind, owner.name, owner.uid)
@@ -695,6 +704,7 @@ def _complete_pod(
     """
     if pod.owner is not None:
         object.__setattr__(pod, "workload", resolver.resolve(pod.namespace, pod.owner))
+        object.__setattr__(pod, "owner_selector", resolver.selector(pod.namespace, pod.owner))
     if class_priority:
         priority = _class_priority(pod.priority_class_name, priority_classes, default_priority)
         object.__setattr__(pod, "priority", priority)
@@ -714,6 +724,7 @@ def _read_pod(raw: RawObject, r: _Reader) -> tuple[_types.Pod, bool]:
     containers = r.sequence(spec.get("containers"), "spec.containers")
     init_containers = r.sequence(spec.get("initContainers"), "spec.initContainers")
     cpu, memory = _pod_requests(r, spec, containers, init_containers)
+    extended = _extended_requests(r, containers, init_containers)
 
     qos_class = r.string(status.get("qosClass"), "status.qosClass")
     if not qos_class:
@@ -760,6 +771,7 @@ def _read_pod(raw: RawObject, r: _Reader) -> tuple[_types.Pod, bool]:
         owner=owner,
         cpu_request_millicores=_quantity.nanos_to_millicores(cpu),
         memory_request_bytes=_quantity.nanos_to_units(memory),
+        extended_requests=extended,
         priority=_explicit_priority(r, spec),  # 0 where it comes from the class
         priority_class_name=priority_class_name,
         qos_class=qos_class,
@@ -837,6 +849,54 @@ def _pod_requests(
         if overhead.get("memory") is not None:
             memory += r.nanos(overhead["memory"], "spec.overhead.memory")
     return cpu, memory
+
+
+def _extended_requests(
+    r: _Reader, containers: list[Any], init_containers: list[Any]
+) -> Mapping[str, int]:
+    """Requests of extended resources (names with a domain, `nvidia.com/gpu`) as
+    counts, summed as _pod_requests sums cpu: containers and sidecars add up, a plain
+    init container counts at its peak. A limit alone is the request, as the API
+    server defaults it (and for extended resources requires the two to be equal)."""
+    totals: dict[str, int] = {}
+    sidecars: dict[str, int] = {}
+    peaks: dict[str, int] = {}
+    for group, prefix in (
+        (containers, "spec.containers"),
+        (init_containers, "spec.initContainers"),
+    ):
+        for i, container in enumerate(group):
+            if type(container) is not dict:
+                container = r.mapping(container, "{}[{}]", prefix, i)
+            resources = container.get("resources")
+            if not resources or type(resources) is not dict:
+                continue
+            requests = resources.get("requests") or {}
+            limits = resources.get("limits") or {}
+            names = [n for n in (*requests, *limits) if "/" in n]
+            if not names:
+                continue
+            path = f"{prefix}[{i}].resources"
+            own: dict[str, int] = {}
+            for name in dict.fromkeys(names):
+                if name in requests:
+                    amount = r.nanos(requests[name], f"{path}.requests.{name}")
+                else:
+                    amount = r.nanos(limits[name], f"{path}.limits.{name}")
+                own[name] = _quantity.nanos_to_units(amount)
+            if group is containers or container.get("restartPolicy") == "Always":
+                for name, amount in own.items():
+                    totals[name] = totals.get(name, 0) + amount
+                if group is not containers:
+                    for name, amount in own.items():
+                        sidecars[name] = sidecars.get(name, 0) + amount
+                        peaks[name] = max(peaks.get(name, 0), sidecars[name])
+            else:
+                for name, amount in own.items():
+                    peaks[name] = max(peaks.get(name, 0), amount + sidecars.get(name, 0))
+    for name, peak in peaks.items():
+        totals[name] = max(totals.get(name, 0), peak)
+    return {name: amount for name, amount in totals.items() if amount > 0}
 
 
 def _container_requests(r: _Reader, container: Any, prefix: str, index: int) -> tuple[int, int]:

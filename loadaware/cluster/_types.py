@@ -231,10 +231,15 @@ class Pod:
     # (Pod -> ReplicaSet -> Deployment gives owner=ReplicaSet, workload=Deployment).
     owner: OwnerRef | None = None
     workload: OwnerRef | None = None
+    # The controlling owner's spec.selector, where the owner is in the input: the
+    # siblings kube-scheduler's default topology spreading counts.
+    owner_selector: LabelSelector | None = field(default=None, hash=False)
     # Effective requests as kube-scheduler computes them: max(sum of containers,
     # largest init container) plus pod overhead.
     cpu_request_millicores: int = 0
     memory_request_bytes: int = 0
+    # Extended resources (`nvidia.com/gpu`) by name, as counts, summed the same way.
+    extended_requests: Mapping[str, int] = field(default_factory=dict, hash=False)
     priority: int = 0
     priority_class_name: str = ""
     qos_class: str = "BestEffort"  # Guaranteed | Burstable | BestEffort
@@ -260,10 +265,11 @@ class Pod:
     start_time: datetime.datetime | None = None  # status.startTime
     status_reason: str = ""  # status.reason, e.g. Evicted, NodeAffinity, Shutdown
     container_statuses: tuple[ContainerStatus, ...] = ()  # init containers first
+    # "namespace/name": set once, as the planner looks a pod up by it at every step.
+    key: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", f"{self.namespace}/{self.name}")
 
     @property
     def is_daemonset_pod(self) -> bool:
@@ -276,7 +282,7 @@ class Pod:
     @property
     def is_load(self) -> bool:
         """Whether the pod occupies its node: bound and not finished."""
-        return self.node_name is not None and not self.is_terminal
+        return self.node_name is not None and self.phase not in ("Succeeded", "Failed")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -308,6 +314,7 @@ class Workload:
     uid: str = ""
     replicas: int | None = None
     owner: OwnerRef | None = None  # a ReplicaSet's Deployment
+    selector: LabelSelector | None = field(default=None, hash=False)  # spec.selector
 
     @property
     def key(self) -> str:

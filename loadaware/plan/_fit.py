@@ -8,8 +8,9 @@ so a plan never stacks two replicas that exclude each other on one node or zone.
 The checks follow kube-scheduler's Filter plugins (NodeUnschedulable,
 TaintToleration, NodeAffinity, NodeResourcesFit, NodePorts, InterPodAffinity)
 plus the descheduler's readiness check, and report the first failing rule in
-the order of `FIT_REASONS`. Volumes, topology spread constraints, extended
-resources and DRA claims are not modelled.
+the order of `FIT_REASONS`. Extended resources (`nvidia.com/gpu`) are fitted
+as NodeResourcesFit fits them: a request needs that many free on the node.
+Volumes, topology spread constraints and DRA claims are not modelled.
 
 Pure: no I/O, no clock.
 """
@@ -43,6 +44,7 @@ FIT_REASONS: tuple[str, ...] = (
     "node-affinity",
     "insufficient-cpu",
     "insufficient-memory",
+    "insufficient-extended-resource",
     "too-many-pods",
     "host-port",
     "pod-affinity",
@@ -241,6 +243,8 @@ class Occupancy:
         "_anti_groups",
         "_codes",
         "_cpu",
+        "_ext_alloc",
+        "_ext_used",
         "_index",
         "_match_buckets",
         "_matches",
@@ -305,6 +309,9 @@ class Occupancy:
         self._req_pods = np.zeros(count, dtype=np.int64)
         self._nz_cpu = np.zeros(count, dtype=np.int64)
         self._nz_mem = np.zeros(count, dtype=np.int64)
+        # Extended resources by name, for the names some placed or checked pod requests.
+        self._ext_alloc: dict[str, IntArray] = {}
+        self._ext_used: dict[str, IntArray] = {}
         self._ports: dict[int, dict[int, int]] = {}
         self._placed: dict[str, tuple[Pod, int]] = {}
         self._pods_by_namespace: dict[str, dict[str, tuple[Pod, int]]] = {}
@@ -347,6 +354,7 @@ class Occupancy:
                 continue
             if pod.key in self._placed or (
                 pod.host_ports
+                or pod.extended_requests
                 or pod.required_pod_anti_affinity
                 or pod.required_pod_affinity
                 or pod.preferred_pod_affinity
@@ -522,6 +530,8 @@ class Occupancy:
         self._req_pods[i] += delta
         self._nz_cpu[i] += delta * (cpu or NONZERO_CPU_MILLICORES)
         self._nz_mem[i] += delta * (mem or NONZERO_MEMORY_BYTES)
+        for name, amount in pod.extended_requests.items():
+            self._extended(name)[1][i] += delta * amount
         if pod.host_ports:
             ports = self._ports.setdefault(i, {})
             for port in pod.host_ports:
@@ -699,6 +709,11 @@ class Occupancy:
         want = pod.memory_request_bytes
         if want > 0 and want > node.allocatable_memory_bytes - mem:
             return "insufficient-memory"
+        for name, want in pod.extended_requests.items():
+            allocatable, used = self._extended(name)
+            free = allocatable[i] - used[i] + (own.extended_requests.get(name, 0) if own else 0)
+            if want > free:
+                return "insufficient-extended-resource"
         if count + 1 > node.allocatable_pods:
             return "too-many-pods"
         if pod.host_ports and self._host_port_conflict(pod, i, own):
@@ -739,6 +754,12 @@ class Occupancy:
         want = pod.memory_request_bytes
         if want > 0:
             mask &= want <= self._alloc_mem[indexes] - mem
+        for name, want in pod.extended_requests.items():
+            allocatable, used = self._extended(name)
+            free = allocatable[indexes] - used[indexes]
+            if placed is not None:
+                free[indexes == placed[1]] += placed[0].extended_requests.get(name, 0)
+            mask &= want <= free
         mask &= count + 1 <= self._alloc_pods[indexes]
 
         needs_ports = bool(pod.host_ports and self._ports)
@@ -765,6 +786,19 @@ class Occupancy:
                 if self._host_port_conflict(pod, i, own):
                     mask[p] = False
         return mask
+
+    def _extended(self, name: str) -> tuple[IntArray, IntArray]:
+        """Allocatable and requested counts of one extended resource, per node."""
+        used = self._ext_used.get(name)
+        if used is None:
+            # A node without the resource has none of it, so any request fails there.
+            self._ext_alloc[name] = np.fromiter(
+                (int(n.allocatable_extended.get(name, 0)) for n in self._nodes),
+                dtype=np.int64,
+                count=len(self._nodes),
+            )
+            used = self._ext_used[name] = np.zeros(len(self._nodes), dtype=np.int64)
+        return self._ext_alloc[name], used
 
     def _domain_codes(self, key: str) -> tuple[IntArray, dict[str, int]]:
         """Per node, a small integer for its value of label `key` (-1: no such label)."""

@@ -65,13 +65,46 @@ class MilpOutcome:
     rounds: int
 
 
-def solve_milp(problem: Problem, placement: Placement | None = None) -> MilpOutcome:
+@dataclass(frozen=True, kw_only=True)
+class Selection:
+    """Stage 1 solved without bans. It needs no Placement, so it can be solved while
+    something else uses one: HiGHS releases the GIL while it solves."""
+
+    ordered: list[Candidate]
+    model: _SelectionModel | None  # None: no candidate
+    result: tuple[np.ndarray, float | None] | None  # as _SelectionModel.solve
+
+
+def select(problem: Problem) -> Selection:
     ordered = _ordered_candidates(problem)
     if not ordered:
+        return Selection(ordered=ordered, model=None, result=None)
+    model = _SelectionModel(problem, ordered)
+    settings = problem.policy.optimizer
+    result = model.solve(
+        np.zeros(len(ordered), dtype=bool),
+        time_limit=_first_share(settings.time_limit.total_seconds()),
+        gap=settings.mip_rel_gap,
+    )
+    return Selection(ordered=ordered, model=model, result=result)
+
+
+def _first_share(total: float) -> float:
+    # Half the time for the first solve, the rest shared by the repairs.
+    return total / 2
+
+
+def solve_milp(
+    problem: Problem, placement: Placement | None = None, selection: Selection | None = None
+) -> MilpOutcome:
+    """Stage 2 from `selection` (stage 1 solved now when not given)."""
+    if selection is None:
+        selection = select(problem)
+    ordered, model = selection.ordered, selection.model
+    if model is None:
         return MilpOutcome(solution=None, lower_bound=cover_bound(problem), rounds=0)
     if placement is None:
         placement = Placement(problem)
-    model = _SelectionModel(problem, ordered)
     settings = problem.policy.optimizer
     total = settings.time_limit.total_seconds()
     banned = np.zeros(len(ordered), dtype=bool)
@@ -85,9 +118,11 @@ def solve_milp(problem: Problem, placement: Placement | None = None) -> MilpOutc
     verified: list[Landing] | None = None
     rounds = 0
     for rounds in range(1, MAX_REPAIR_ROUNDS + 1):
-        # Half the time for the first solve, the rest shared by the repairs.
-        share = total / 2 if rounds == 1 else total / (2 * (MAX_REPAIR_ROUNDS - 1))
-        result = model.solve(banned, time_limit=share, gap=settings.mip_rel_gap)
+        if rounds == 1:
+            result = selection.result
+        else:
+            share = (total - _first_share(total)) / (MAX_REPAIR_ROUNDS - 1)
+            result = model.solve(banned, time_limit=share, gap=settings.mip_rel_gap)
         if result is None:
             break
         selection, dual_bound = result

@@ -395,7 +395,10 @@ def _node_affinity(pod: Pod, occupancy: _fit.Occupancy, feasible: _fit.IntArray)
 def spread_constraints(pod: Pod) -> tuple[tuple[str, int, LabelSelector], ...] | None:
     """The constraints PodTopologySpread scores `pod` by: (topology key, maxSkew,
     selector); None when the plugin skips the pod. The system defaults select the
-    pod's siblings by its labels, standing in for its owner's selector."""
+    pod's siblings by its owner's selector (kube-scheduler adds the selectors of
+    Services selecting the pod, which a cluster file does not carry). Where the
+    owner is not in the input its pods' labels stand in for it, but for those
+    that name one pod or one revision."""
     if pod.topology_spread_constraints:
         # A constraint without a selector counts no pod but still scores its key.
         return (
@@ -408,7 +411,7 @@ def spread_constraints(pod: Pod) -> tuple[tuple[str, int, LabelSelector], ...] |
         )
     if pod.owner is None or pod.owner.kind not in SPREAD_OWNER_KINDS or not pod.labels:
         return None
-    selector = _sibling_selector(pod.labels)
+    selector = pod.owner_selector or _sibling_selector(pod.labels)
     return tuple((key, skew, selector) for key, skew in SYSTEM_DEFAULT_SPREAD)
 
 
@@ -422,7 +425,18 @@ def _sibling_selector_cached(labels: tuple[tuple[str, str], ...]) -> LabelSelect
 
 
 def _sibling_selector(labels: Mapping[str, str]) -> LabelSelector:
-    return _sibling_selector_cached(tuple(sorted(labels.items())))
+    shared = (item for item in labels.items() if item[0] not in _ONE_POD_LABELS)
+    return _sibling_selector_cached(tuple(sorted(shared)))
+
+
+# Labels controllers put on a single pod or revision, never in the owner's selector.
+_ONE_POD_LABELS = frozenset(
+    {
+        "statefulset.kubernetes.io/pod-name",
+        "apps.kubernetes.io/pod-index",
+        "controller-revision-hash",
+    }
+)
 
 
 def _topology_spread(

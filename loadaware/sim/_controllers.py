@@ -77,6 +77,7 @@ _FIT_MESSAGES = {
     "node-affinity": "node(s) didn't match Pod's node affinity/selector",
     "insufficient-cpu": "Insufficient cpu",
     "insufficient-memory": "Insufficient memory",
+    "insufficient-extended-resource": "Insufficient extended resource",
     "too-many-pods": "Too many pods",
     "host-port": "node(s) didn't have free ports for the requested pod ports",
     "pod-affinity": "node(s) didn't match pod affinity rules",

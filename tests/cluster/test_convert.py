@@ -232,6 +232,49 @@ def test_containers_without_resources_request_nothing() -> None:
     assert (pod.cpu_request_millicores, pod.memory_request_bytes) == (0, 0)
 
 
+def gpu_container(name: str, *, request: str | None = None, limit: str | None = None, **extra: Any):  # type: ignore[no-untyped-def]
+    resources: dict[str, Any] = {"requests": {"cpu": "100m"}}
+    if request is not None:
+        resources["requests"]["nvidia.com/gpu"] = request
+    if limit is not None:
+        resources["limits"] = {"nvidia.com/gpu": limit}
+    return {"name": name, "image": "x", "resources": resources, **extra}
+
+
+def test_extended_requests_sum_over_containers_and_limits_alone_count() -> None:
+    pod = only_pod(
+        raw_pod(containers=[gpu_container("train", request="2"), gpu_container("eval", limit="1")])
+    )
+    assert pod.extended_requests == {"nvidia.com/gpu": 3}
+    assert pod.cpu_request_millicores == 200
+
+
+def test_extended_requests_of_init_containers_count_at_their_peak() -> None:
+    pod = only_pod(
+        raw_pod(
+            initContainers=[
+                gpu_container("warm", limit="1", restartPolicy="Always"),
+                gpu_container("probe", request="4"),
+            ],
+            containers=[gpu_container("train", request="2")],
+        )
+    )
+    # train + the sidecar = 3; probe runs beside the sidecar: 5.
+    assert pod.extended_requests == {"nvidia.com/gpu": 5}
+
+
+def test_pods_without_extended_resources_request_none() -> None:
+    pod = only_pod(raw_pod(containers=[container("app", cpu="1", memory="1Gi")]))
+    assert pod.extended_requests == {}
+
+
+def test_a_bad_extended_quantity_names_the_field() -> None:
+    with pytest.raises(
+        InputError, match=r"spec\.containers\[0\]\.resources\.requests\.nvidia\.com/gpu"
+    ):
+        only_pod(raw_pod(containers=[gpu_container("train", request="lots")]))
+
+
 # --- QoS -------------------------------------------------------------------------------
 
 
@@ -317,6 +360,31 @@ def test_a_replaced_replicaset_does_not_lend_its_owner() -> None:
         workload("ReplicaSet", "web-1", uid="uid-new", owner=("Deployment", "web", "uid-d")),
     )
     assert pod.workload == OwnerRef(kind="ReplicaSet", name="web-1", uid="uid-old")
+
+
+def test_a_pod_carries_its_owners_selector() -> None:
+    selector = {
+        "matchLabels": {"app": "web"},
+        "matchExpressions": [{"key": "tier", "operator": "Exists"}],
+    }
+    pod = only_pod(
+        owned_by(raw_pod(), "ReplicaSet", "web-1", "uid-rs"),
+        workload("ReplicaSet", "web-1", uid="uid-rs", spec={"selector": selector}),
+    )
+    assert pod.owner_selector is not None
+    assert pod.owner_selector.match_labels == {"app": "web"}
+    assert [r.key for r in pod.owner_selector.match_expressions] == ["tier"]
+
+
+def test_an_owner_not_in_the_input_or_replaced_lends_no_selector() -> None:
+    assert only_pod(owned_by(raw_pod(), "ReplicaSet", "web-1", "uid-rs")).owner_selector is None
+    replaced = only_pod(
+        owned_by(raw_pod(), "ReplicaSet", "web-1", "uid-old"),
+        workload(
+            "ReplicaSet", "web-1", uid="uid-new", spec={"selector": {"matchLabels": {"app": "web"}}}
+        ),
+    )
+    assert replaced.owner_selector is None
 
 
 def test_cronjob_pods_belong_to_the_cronjob() -> None:

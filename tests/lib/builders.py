@@ -36,6 +36,7 @@ def make_node(
     taints: Iterable[Taint] = (),
     unschedulable: bool = False,
     ready: bool = True,
+    extended: Mapping[str, float] | None = None,
 ) -> Node:
     all_labels = {"kubernetes.io/hostname": name}
     if zone is not None:
@@ -48,6 +49,7 @@ def make_node(
         allocatable_cpu_millicores=cpu_millicores,
         allocatable_memory_bytes=memory_bytes,
         allocatable_pods=pods,
+        allocatable_extended=dict(extended or {}),
         taints=tuple(taints),
         unschedulable=unschedulable,
         ready=ready,

@@ -318,7 +318,49 @@ STATIC_CASES: list[Case] = [
     ),
 ]
 
+GPU = "nvidia.com/gpu"
+
 RESOURCE_CASES: list[Case] = [
+    (
+        "gpu request filling the node's gpus exactly fits",
+        [make_node("n1", extended={GPU: 4})],
+        [make_pod("a", extended_requests={GPU: 3})],
+        incoming(extended_requests={GPU: 1}),
+        "n1",
+        None,
+    ),
+    (
+        "gpu request over the node's free gpus refuses",
+        [make_node("n1", extended={GPU: 4})],
+        [make_pod("a", extended_requests={GPU: 3})],
+        incoming(extended_requests={GPU: 2}),
+        "n1",
+        "insufficient-extended-resource",
+    ),
+    (
+        "gpu request on a node without gpus refuses",
+        [make_node("n1")],
+        [],
+        incoming(extended_requests={GPU: 1}),
+        "n1",
+        "insufficient-extended-resource",
+    ),
+    (
+        "a pod's own gpus are free for it on its own node",
+        [make_node("n1", extended={GPU: 2})],
+        [make_pod("new", extended_requests={GPU: 2})],
+        incoming(extended_requests={GPU: 2}),
+        "n1",
+        None,
+    ),
+    (
+        "a pod requesting no gpu fits a node whose gpus are all taken",
+        [make_node("n1", extended={GPU: 1})],
+        [make_pod("a", extended_requests={GPU: 1})],
+        incoming(),
+        "n1",
+        None,
+    ),
     (
         "cpu request filling the node exactly fits",
         [make_node("n1", cpu_millicores=1000)],
@@ -761,6 +803,7 @@ def test_fit_mask_agrees_with_fit_failure_on_a_mixed_cluster() -> None:
             zone=rng.choice(["a", "b", "c", None]),
             taints=[Taint(key="t", effect="NoSchedule")] if i % 7 == 0 else (),
             ready=i % 11 != 0,
+            extended={GPU: rng.choice([1, 2])} if i % 3 == 0 else None,
         )
         for i in range(30)
     ]
@@ -781,6 +824,7 @@ def test_fit_mask_agrees_with_fit_failure_on_a_mixed_cluster() -> None:
             namespace=rng.choice(["shop", "blog"]),
             cpu_millicores=rng.choice([0, 100, 500]),
             host_ports=(8080,) if rng.random() < 0.1 else (),
+            extended_requests={GPU: 1} if rng.random() < 0.2 else {},
             required_pod_anti_affinity=anti,
             required_pod_affinity=affinity,
         )

@@ -14,9 +14,17 @@ from collections.abc import Iterable
 
 import pytest
 
-from loadaware.cluster._types import LabelSelector, Node, Pod, PodAffinityTerm, Taint, Toleration
+from loadaware.cluster._types import (
+    LabelSelector,
+    Node,
+    OwnerRef,
+    Pod,
+    PodAffinityTerm,
+    Taint,
+    Toleration,
+)
 from loadaware.plan._fit import Occupancy
-from loadaware.plan._scheduler import predict_node, score_nodes
+from loadaware.plan._scheduler import predict_node, score_nodes, score_replacement
 from tests.lib.builders import GiB, MiB, make_cluster, make_node, make_pod
 
 SOFT = Taint(key="loadaware.io/hotspot", effect="PreferNoSchedule")
@@ -174,3 +182,56 @@ def test_replacements_spread_as_they_are_added() -> None:
         if target is not None:
             occ.add(pod, target)
     assert landed == ["a", "b", "c", None]
+
+
+# --- default spreading: whose siblings ------------------------------------------------
+
+STATEFULSET = OwnerRef(kind="StatefulSet", name="db", uid="uid-sts-db")
+
+
+def _db_pod(ordinal: int, node: str | None, **fields: object) -> Pod:
+    return make_pod(
+        f"db-{ordinal}",
+        node=node,
+        owner=STATEFULSET,
+        labels={
+            "app": "db",
+            "statefulset.kubernetes.io/pod-name": f"db-{ordinal}",
+            "apps.kubernetes.io/pod-index": str(ordinal),
+            "controller-revision-hash": "db-5d8f" if ordinal else "db-7c4b",
+        },
+        **fields,
+    )
+
+
+def _spread_scores(pod: Pod, occ: Occupancy) -> dict[str, int]:
+    scores = score_replacement(pod, occ, occ.node_indexes(occ.node_names))
+    names = occ.node_names
+    return {
+        names[int(i)]: int(s)
+        for i, s in zip(scores.indexes, scores.plugins["PodTopologySpread"], strict=True)
+    }
+
+
+def test_statefulset_siblings_count_without_their_per_pod_labels() -> None:
+    # db-0 is recreated once it is gone; db-1 and db-2 share node a, db-3 is on b.
+    nodes = [make_node(n) for n in ("a", "b", "c")]
+    pods = [_db_pod(0, "c"), _db_pod(1, "a"), _db_pod(2, "a"), _db_pod(3, "b")]
+    spread = _spread_scores(pods[0], occupancy(nodes, pods))
+    assert spread["c"] > spread["b"] > spread["a"], spread
+
+
+def test_siblings_are_the_pods_the_owner_selects() -> None:
+    # The owner selects app=web; the pods differ in a label the owner ignores.
+    selector = LabelSelector(match_labels={"app": "web"})
+    nodes = [make_node(n) for n in ("a", "b", "c")]
+    pods = [
+        make_pod(
+            f"web-{i}", node=node, labels={"app": "web", "track": track}, owner_selector=selector
+        )
+        for i, (node, track) in enumerate(
+            (("c", "stable"), ("a", "canary"), ("a", "stable"), ("b", "canary"))
+        )
+    ]
+    spread = _spread_scores(pods[0], occupancy(nodes, pods))
+    assert spread["c"] > spread["b"] > spread["a"], spread
