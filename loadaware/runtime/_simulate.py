@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from loadaware import cluster, metrics, plan, policy
@@ -61,6 +62,8 @@ def simulate_round(
     pods = {p.key: p for p in state.pods}
     schedulable = [n.name for n in state.nodes if n.ready and not n.unschedulable]
     node_usage = {name: [s.cpu_cores, s.memory_bytes] for name, s in usage.nodes.items()}
+    # Named resources (a GPU's utilisation) move with the pod as cpu does.
+    node_named = {name: dict(s.named) for name, s in usage.nodes.items()}
     landed: dict[str, str | None] = {}
     for eviction in planned.evictions:
         pod = pods[eviction.pod]
@@ -78,21 +81,22 @@ def simulate_round(
         occupancy.remove(pod)
         node_usage[eviction.node][0] -= eviction.cpu_cores
         node_usage[eviction.node][1] -= eviction.memory_bytes
+        _shift(node_named, eviction.node, eviction.named, -1.0)
         landed[pod.key] = target
         if target is not None:
             occupancy.add(pod, target)
             node_usage[target][0] += eviction.cpu_cores
             node_usage[target][1] += eviction.memory_bytes
+            _shift(node_named, target, eviction.named, 1.0)
 
-    moved = metrics.Usage(
-        collected_at=usage.collected_at,
+    moved = dataclasses.replace(
+        usage,
         nodes={
-            name: metrics.UsageSample(
-                cpu_cores=c, memory_bytes=m, timestamp=usage.nodes[name].timestamp
+            name: dataclasses.replace(
+                usage.nodes[name], cpu_cores=c, memory_bytes=m, named=node_named[name]
             )
             for name, (c, m) in node_usage.items()
         },
-        pods=usage.pods,
     )
     excluded = {n.name: n.note for n in planned.nodes if n.node_class == "excluded"}
     # The replacements hold pod slots where they landed.
@@ -117,3 +121,14 @@ def simulate_round(
     return SimulationResult(
         plan=planned, observed=observed, landed=landed, hot_before=hot_before, hot_after=hot_after
     )
+
+
+def _shift(
+    node_named: dict[str, dict[str, float]], node: str, named: Mapping[str, float], sign: float
+) -> None:
+    values = node_named.get(node)
+    if values is None:
+        return
+    for resource, amount in named.items():
+        if resource in values:
+            values[resource] += sign * amount

@@ -59,7 +59,7 @@ import hashlib
 import heapq
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 import numpy as np
 
@@ -69,7 +69,7 @@ KiB = 1024
 MiB = 1024**2
 GiB = 1024**3
 
-SCENARIO_NAMES: tuple[str, ...] = ("peak-hour", "small", "warm-idle")
+SCENARIO_NAMES: tuple[str, ...] = ("peak-hour", "small", "warm-idle", "gpu")
 DEFAULT_SCENARIO = "peak-hour"
 
 Capacity = Literal["loose", "tight"]
@@ -106,6 +106,14 @@ _HEX = "0123456789abcdef"
 _REGION = "region-1"
 _KUBE_VERSION = "v1.31.2"
 _DS_COUNT = 3  # kube-proxy, node-exporter, log-agent: one pod each per node
+
+# The "gpu" scenario's GPU nodes: NVIDIA's labels and resource, the usual taint.
+_GPU_POOL = "gpu"
+_GPU_RESOURCE = "nvidia.com/gpu"  # the device plugin's extended resource
+_GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+_GPU_TAINT: dict[str, str] = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+_GPU_PRODUCT = "NVIDIA-A10G"  # GPU feature discovery's spelling, dashes for spaces
+_GPU_INSTANCE_GPUS = 4
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,6 +156,12 @@ def builtin_scenario(name: str, *, now: datetime.datetime) -> Scenario:
                 "and run warm; replacements placed by requests alone would turn the warm "
                 "nodes hot, steered ones land on the idle nodes"
             )
+        case "gpu":
+            generated = _GpuPool(now=now).run()
+            description = (
+                "6 nodes: 3 GPU nodes of 4 GPUs (tainted, judged by GPU use) and 3 CPU nodes; "
+                "one GPU node is hot by GPU alone, another has 3 free GPUs and little to do"
+            )
         case _:
             raise errors.InputError(
                 f"unknown scenario {name!r}",
@@ -175,6 +189,7 @@ _INSTANCE_TYPES = (
     _InstanceType(name="general-16x64", cores=16, memory_gib=64, weight=0.25),
 )
 _BATCH_TYPE = _INSTANCE_TYPES[2]
+_GPU_INSTANCE_TYPE = _InstanceType(name="gpu-32x128-4g", cores=32, memory_gib=128, weight=0.0)
 
 
 @dataclass(slots=True, kw_only=True)
@@ -205,6 +220,7 @@ class _Workload:
     image: str = ""
     service_account: str = "default"
     old_revisions: int = 0
+    gpus: int = 0  # nvidia.com/gpu per pod (the "gpu" scenario)
     # Filled in by sizing and placement:
     main_cpu_m: int = 0
     main_memory_b: int = 0
@@ -2139,7 +2155,60 @@ class _Generator:
         }
 
 
-class _WarmIdle(_Generator):
+class _HandLaid(_Generator):
+    """A scenario whose nodes and pods are laid out by hand: workloads at the sizes
+    they are given, pods put where `lay_out` says (a DaemonSet pod on every node
+    first), usage only nudged from the workloads' ratios."""
+
+    def size_workloads(self) -> None:
+        for x in self.workloads:
+            x.main_cpu_m = x.pod_cpu_m = int(x.cpu_m)
+            x.main_memory_b = x.pod_memory_b = int(x.memory_b)
+
+    def lay_out(self, put: _Put) -> None:
+        raise NotImplementedError
+
+    def place_pods(self) -> None:
+        index = {x.name: wi for wi, x in enumerate(self.workloads)}
+        pod_workload: list[int] = []
+        pod_node: list[int] = []
+
+        def put(name: str, node: int, count: int = 1) -> None:
+            for _ in range(count):
+                self.workloads[index[name]].pod_indices.append(len(pod_workload))
+                pod_workload.append(index[name])
+                pod_node.append(node)
+
+        for node in range(self.n):
+            for x in _daemonset_workloads():
+                put(x.name, node)
+        self.lay_out(put)
+        for x in self.workloads:
+            if x.kind != "DaemonSet":
+                x.replicas = len(x.pod_indices)
+        self.pod_workload = np.array(pod_workload, dtype=np.int64)
+        self.pod_node = np.array(pod_node, dtype=np.int64)
+        sizes = np.array([[x.pod_cpu_m, x.pod_memory_b] for x in self.workloads], dtype=np.int64)
+        self.used_cpu_m = np.bincount(
+            self.pod_node, weights=sizes[self.pod_workload, 0], minlength=self.n
+        ).astype(np.int64)
+        self.used_memory_b = np.bincount(
+            self.pod_node, weights=sizes[self.pod_workload, 1], minlength=self.n
+        ).astype(np.int64)
+        self.used_pods = np.bincount(self.pod_node, minlength=self.n)
+
+    def usage_spread(self) -> tuple[float, tuple[float, float], tuple[float, float]]:
+        # The workloads' ratios are set for their nodes' targets: only a nudge is needed.
+        return 0.03, (0.7, 1.4), (0.7, 1.4)
+
+
+class _Put(Protocol):
+    """How _HandLaid.lay_out places pods: `count` pods of workload `name` on `node`."""
+
+    def __call__(self, name: str, node: int, count: int = 1) -> None: ...
+
+
+class _WarmIdle(_HandLaid):
     """The "warm-idle" scenario, laid out by hand on 16 nodes of one size.
 
     Four hot nodes (88 % cpu) run web services whose pods use about 1.7x their
@@ -2232,25 +2301,7 @@ class _WarmIdle(_Generator):
             app("media", "video-transcode", 100, 256 * MiB, **warm),
         ]
 
-    def size_workloads(self) -> None:
-        for x in self.workloads:
-            x.main_cpu_m = x.pod_cpu_m = int(x.cpu_m)
-            x.main_memory_b = x.pod_memory_b = int(x.memory_b)
-
-    def place_pods(self) -> None:
-        index = {x.name: wi for wi, x in enumerate(self.workloads)}
-        pod_workload: list[int] = []
-        pod_node: list[int] = []
-
-        def put(name: str, node: int, count: int = 1) -> None:
-            for _ in range(count):
-                self.workloads[index[name]].pod_indices.append(len(pod_workload))
-                pod_workload.append(index[name])
-                pod_node.append(node)
-
-        for node in range(self.n):
-            for x in _daemonset_workloads():
-                put(x.name, node)
+    def lay_out(self, put: _Put) -> None:
         reserved = 0
         warm = 0
         for node, label in enumerate(self._LAYOUT):
@@ -2268,23 +2319,186 @@ class _WarmIdle(_Generator):
                 if warm < 2:  # coredns, 2 replicas
                     put("coredns", node)
                 warm += 1
-        for x in self.workloads:
-            if x.kind != "DaemonSet":
-                x.replicas = len(x.pod_indices)
-        self.pod_workload = np.array(pod_workload, dtype=np.int64)
-        self.pod_node = np.array(pod_node, dtype=np.int64)
-        sizes = np.array([[x.pod_cpu_m, x.pod_memory_b] for x in self.workloads], dtype=np.int64)
-        self.used_cpu_m = np.bincount(
-            self.pod_node, weights=sizes[self.pod_workload, 0], minlength=self.n
-        ).astype(np.int64)
-        self.used_memory_b = np.bincount(
-            self.pod_node, weights=sizes[self.pod_workload, 1], minlength=self.n
-        ).astype(np.int64)
-        self.used_pods = np.bincount(self.pod_node, minlength=self.n)
 
-    def usage_spread(self) -> tuple[float, tuple[float, float], tuple[float, float]]:
-        # The workloads' ratios are set for their nodes' targets: only a nudge is needed.
-        return 0.03, (0.7, 1.4), (0.7, 1.4)
+
+class _GpuPool(_HandLaid):
+    """The "gpu" scenario, laid out by hand: 3 CPU nodes and 3 GPU nodes of 4 GPUs.
+
+    The GPU nodes carry what NVIDIA's GPU feature discovery and device plugin put
+    on a node (the label `nvidia.com/gpu.present: "true"`, the product and count,
+    `nvidia.com/gpu: 4` in capacity and allocatable) and the taint GPU node pools
+    are commonly given, `nvidia.com/gpu=present:NoSchedule`. Inference
+    Deployments in namespace `ml` request one GPU per pod, tolerate the taint and
+    select GPU nodes by nodeSelector; each pod's usage carries `named: {"gpu":
+    ...}` (GPUs' worth busy), and a GPU node's is the sum of its pods'.
+
+    One GPU node is hot by GPU alone: all 4 GPUs held, each 88-94 % busy, while
+    its cpu (about 38 %) and memory (about 52 %) stay under any target. One
+    holds 3 GPUs at about half use; one holds a single GPU at 10 % and requests
+    the least cpu and memory of the three. A replacement of a GPU pod fits only
+    where a GPU is free, and kube-scheduler's least-allocated scoring (cpu and
+    memory only) prefers the idle node of the two that have one. The CPU nodes
+    run web services at a moderate level.
+    """
+
+    _LAYOUT = ("cpu", "gpu-hot", "cpu", "gpu-busy", "cpu", "gpu-idle")
+    # (workload, pods) of each kind of node
+    _PODS: ClassVar[dict[str, tuple[tuple[str, int], ...]]] = {
+        "cpu": (("storefront", 2), ("cart-api", 2), ("query-api", 1)),
+        "gpu-hot": (("llm-inference", 2), ("embedding-server", 2)),
+        "gpu-busy": (("llm-inference", 2), ("embedding-server", 1)),
+        "gpu-idle": (("embedding-server", 1),),
+    }
+    # cpu and memory usage (fractions of allocatable) and each GPU pod's GPUs' worth busy
+    _USAGE: ClassVar[dict[str, tuple[tuple[float, float], ...]]] = {
+        "cpu": ((0.44, 0.5), (0.48, 0.55)),
+        "gpu-hot": ((0.36, 0.4), (0.5, 0.54), (0.88, 0.94)),
+        "gpu-busy": ((0.28, 0.32), (0.43, 0.47), (0.45, 0.55)),
+        "gpu-idle": ((0.08, 0.1), (0.12, 0.14), (0.1, 0.1)),
+    }
+
+    def __init__(self, *, now: datetime.datetime) -> None:
+        super().__init__(
+            nodes=len(self._LAYOUT),
+            pods_per_node=10,
+            zones=2,
+            seed=4,
+            capacity="loose",
+            hot_fraction=1 / len(self._LAYOUT),
+            now=now,
+        )
+
+    def make_nodes(self) -> None:
+        gpu = [kind.startswith("gpu") for kind in self._LAYOUT]
+        self.node_type = [_GPU_INSTANCE_TYPE if g else _INSTANCE_TYPES[1] for g in gpu]
+        self.node_pool = [_GPU_POOL if g else "default" for g in gpu]
+        self.zone_names = [f"{_REGION}{chr(ord('a') + z)}" for z in range(self.zones)]
+        # Each pool spread over the zones.
+        self.node_zone = [i // 2 % self.zones for i in range(self.n)]
+        self.size_nodes()
+        self.ready = np.ones(self.n, dtype=bool)
+        self.schedulable = np.ones(self.n, dtype=bool)
+
+    def classify_nodes(self) -> None:
+        rng, n = self.rng, self.n
+        self.node_class = np.array(
+            [{"gpu-hot": "hot", "gpu-idle": "cold"}.get(k, "normal") for k in self._LAYOUT],
+            dtype=object,
+        )
+        self.target_cpu = np.zeros(n)
+        self.target_memory = np.zeros(n)
+        for i, kind in enumerate(self._LAYOUT):
+            cpu, memory = self._USAGE[kind][:2]
+            self.target_cpu[i] = rng.uniform(*cpu)
+            self.target_memory[i] = rng.uniform(*memory)
+        self.budget_cpu_m = self.alloc_cpu_m.astype(float)
+        self.budget_memory_b = self.alloc_memory_b.astype(float)
+        self.outage_age = float(rng.uniform(2 * 3600, 6 * 3600))
+        self.node_age = rng.uniform(5 * 86400, 90 * 86400, size=n)
+
+    def make_workloads(self) -> None:
+        def app(namespace: str, name: str, cpu_m: int, memory: int, **fields: Any) -> _Workload:
+            return _Workload(
+                kind="Deployment",
+                namespace=namespace,
+                name=name,
+                team=namespace,
+                replicas=0,
+                cpu_m=cpu_m,
+                memory_b=memory,
+                limits="burst",
+                **fields,
+            )
+
+        web: dict[str, Any] = {"cpu_ratio": 1.4, "memory_ratio": 1.1}
+        # Inference keeps its model in GPU memory: modest cpu, memory near requests.
+        inference: dict[str, Any] = {
+            "pool": _GPU_POOL,
+            "tolerations": _GPU_POOL,
+            "gpus": 1,
+            "cpu_ratio": 1.0,
+            "memory_ratio": 0.85,
+        }
+        self.workloads = [
+            *_daemonset_workloads(),
+            _coredns_workload(0),
+            app("shop", "storefront", 500, 2 * GiB, **web),
+            app("shop", "cart-api", 400, 1536 * MiB, **web),
+            app("search", "query-api", 600, 4 * GiB, pdb=("maxUnavailable", 1), **web),
+            app("ml", "llm-inference", 4000, 24 * GiB, **inference),
+            app("ml", "embedding-server", 2000, 12 * GiB, **inference),
+        ]
+
+    def lay_out(self, put: _Put) -> None:
+        cpu_nodes = [i for i, kind in enumerate(self._LAYOUT) if kind == "cpu"]
+        for node, kind in enumerate(self._LAYOUT):
+            for name, count in self._PODS[kind]:
+                put(name, node, count)
+        for node in cpu_nodes[:2]:  # coredns, 2 replicas
+            put("coredns", node)
+
+    def compute_usage(self) -> None:
+        super().compute_usage()
+        busy = np.full(len(self.pod_workload), np.nan)
+        for p, (wi, node) in enumerate(zip(self.pod_workload, self.pod_node, strict=True)):
+            gpus = self.workloads[wi].gpus
+            ranges = self._USAGE[self._LAYOUT[node]]
+            if gpus and len(ranges) > 2:
+                # Whole percents, as DCGM reports utilisation.
+                busy[p] = round(gpus * float(self.rng.uniform(*ranges[2])), 2)
+        self.pod_gpu = busy
+
+    def node_objects(self) -> list[dict[str, Any]]:
+        objects = super().node_objects()
+        for i, node in enumerate(objects):
+            if self.node_pool[i] != _GPU_POOL:
+                continue
+            count = str(_GPU_INSTANCE_GPUS)
+            node["metadata"]["labels"].update(
+                {
+                    _GPU_PRESENT_LABEL: "true",
+                    "nvidia.com/gpu.product": _GPU_PRODUCT,
+                    "nvidia.com/gpu.count": count,
+                }
+            )
+            node["spec"].setdefault("taints", []).append(dict(_GPU_TAINT))
+            node["status"]["capacity"][_GPU_RESOURCE] = count
+            node["status"]["allocatable"][_GPU_RESOURCE] = count
+        return objects
+
+    def _tolerations(self, kind: str) -> list[dict[str, Any]]:
+        if kind != _GPU_POOL:
+            return super()._tolerations(kind)
+        gpu = {"key": _GPU_TAINT["key"], "operator": "Exists", "effect": _GPU_TAINT["effect"]}
+        return [gpu, *super()._tolerations("default")]
+
+    def _containers(self, x: _Workload) -> list[dict[str, Any]]:
+        containers = super()._containers(x)
+        if x.gpus:
+            # Extended resources: the request equals the limit, or the API server refuses it.
+            resources = containers[0]["resources"]
+            resources["requests"][_GPU_RESOURCE] = str(x.gpus)
+            resources.setdefault("limits", {})[_GPU_RESOURCE] = str(x.gpus)
+        return containers
+
+    def _pod_spec_parts(self, x: _Workload) -> dict[str, Any]:
+        parts = super()._pod_spec_parts(x)
+        if x.pool == _GPU_POOL:
+            parts["nodeSelector"] = {_GPU_PRESENT_LABEL: "true"}
+        return parts
+
+    def metrics_document(self) -> dict[str, Any]:
+        document = super().metrics_document()
+        node_busy = np.bincount(
+            self.pod_node, weights=np.nan_to_num(self.pod_gpu), minlength=self.n
+        )
+        for i, name in enumerate(self.node_names):
+            if self.node_pool[i] == _GPU_POOL:
+                document["nodes"][name]["named"] = {"gpu": round(float(node_busy[i]), 2)}
+        for p, key in enumerate(self.pod_keys):
+            if not math.isnan(self.pod_gpu[p]):
+                document["pods"][key]["named"] = {"gpu": float(self.pod_gpu[p])}
+        return document
 
 
 def _quantile_bands(values: np.ndarray, weights: np.ndarray, count: int) -> np.ndarray:

@@ -10,8 +10,8 @@ from a thread, with its controllers running, so tests start one in-process:
         server.wait_for(lambda: ...)           # poll with a deadline
 
 and `serve()` runs one in the foreground for the CLI. The admin API under
-/_sim/ (faults, clock, node readiness, pod usage, reconcile) does over HTTP
-what the Python methods do.
+/_sim/ (faults, clock, node readiness, a node's GPU exporter, pod usage,
+reconcile) does over HTTP what the Python methods do.
 
 Limits: one API version per group; no authorization (an optional bearer token
 is the only authentication); no server-side apply; watches replay from a
@@ -114,9 +114,21 @@ class SimCluster:
         self.controllers.set_node_ready(name, ready)
 
     def set_pod_usage(
-        self, namespace: str, name: str, cpu_cores: float, memory_bytes: float
+        self,
+        namespace: str,
+        name: str,
+        cpu_cores: float,
+        memory_bytes: float,
+        *,
+        gpu_percent: float | None = None,
     ) -> None:
-        self.usage.set_pod_usage(f"{namespace}/{name}", cpu_cores, memory_bytes)
+        self.usage.set_pod_usage(
+            f"{namespace}/{name}", cpu_cores, memory_bytes, gpu_percent=gpu_percent
+        )
+
+    def set_gpu_exporter(self, name: str, running: bool) -> None:
+        """Start or stop a node's DCGM exporter: stopped, its GPU series vanish from /metrics."""
+        self.usage.set_gpu_exporter(name, running)
 
     def evict(self, namespace: str, name: str, *, dry_run: bool = False) -> dict[str, Any]:
         """POST an Eviction as a client would; raises _status.ApiError on 4xx/5xx."""
@@ -305,8 +317,24 @@ class SimCluster:
             return _handlers.Response(
                 200, {"node": parts[1], "ready": bool(body.get("ready", True))}
             )
+        if (
+            len(parts) == 3
+            and parts[0] == "nodes"
+            and parts[2] == "gpu-exporter"
+            and method == "POST"
+        ):
+            running = bool(body.get("running", True))
+            self.set_gpu_exporter(parts[1], running)
+            return _handlers.Response(200, {"node": parts[1], "running": running})
         if len(parts) == 3 and parts[0] == "usage" and method == "PUT":
-            self.set_pod_usage(parts[1], parts[2], float(body["cpu"]), float(body["memory"]))
+            gpu = body.get("gpu")
+            self.set_pod_usage(
+                parts[1],
+                parts[2],
+                float(body["cpu"]),
+                float(body["memory"]),
+                gpu_percent=None if gpu is None else float(gpu),
+            )
             return _handlers.Response(200, {"pod": f"{parts[1]}/{parts[2]}"})
         if parts == ["reconcile"] and method == "POST":
             self.reconcile()

@@ -17,11 +17,29 @@ split over containers by request) and container_memory_working_set_bytes per
 container and per pod cgroup (container=""), node_cpu_seconds_total per cpu
 and mode, node_memory_MemTotal_bytes and node_memory_MemAvailable_bytes. A
 Prometheus scraping it needs `honor_labels: true` to keep `instance` and `job`.
+
+GPUs, as NVIDIA's device plugin and DCGM exporter show them. A node has as many
+GPU devices as its capacity (else allocatable) says `nvidia.com/gpu`. A pod that
+requests (or limits) `nvidia.com/gpu` holds that many devices of its node from
+the moment it runs there until it stops running (gone, or finished), each
+device given to one container, lowest free index first; a pod that finds too
+few free devices holds none (the kubelet would refuse it; this one lets it
+run). Each pod has a GPU utilisation, the same on every device it holds, 0-100:
+from the metrics document (`named.gpu` is GPUs' worth busy, so 1.5 on two GPUs
+is 75 each), inherited by a replacement as cpu is, or 50 for a pod nobody
+measured. A node's GPU use is its pods': a free device reads 0, and the
+document's node values are not used. Exposed as DCGM_FI_DEV_GPU_UTIL gauges
+with dcgm-exporter's labels and its Kubernetes pod mapping: one series per
+device of every Ready GPU node (`gpu`, `UUID`, `device`, `modelName`,
+`Hostname`; `namespace`, `pod` and `container` of the holder, empty on a free
+device). `set_gpu_exporter(node, False)` stops one node's exporter: its GPU
+series vanish, as when the exporter pod dies, and the node's other series stay.
 """
 
 from __future__ import annotations
 
 import collections
+import hashlib
 import math
 import threading
 from collections.abc import Iterable, Mapping
@@ -38,6 +56,13 @@ _DEFAULT_CPU_RATIO = 0.5
 _DEFAULT_MEMORY_RATIO = 0.8
 # node-exporter's split of busy time between modes; the rest is idle.
 _BUSY_MODES = (("user", 0.7), ("system", 0.25), ("iowait", 0.05))
+
+GPU_RESOURCE = "nvidia.com/gpu"  # the device plugin's extended resource
+DEFAULT_GPU_PERCENT = 50.0
+_GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"  # set by GPU feature discovery
+_GPU_MODEL = "NVIDIA A10G"  # for a GPU node without the product label
+_DCGM_PORT = 9400
+_DRIVER_VERSION = "550.90.07"
 
 
 @dataclass(slots=True)
@@ -56,21 +81,37 @@ class UsageModel:
         self._running: dict[str, _Running] = {}
         # cpu-seconds used on a node by pods that have stopped running there
         self._retired: collections.Counter[str] = collections.Counter()
-        # usage of pods being replaced, waiting for their owner's next pod
-        self._released: dict[str, list[tuple[float, float]]] = {}
+        # usage (and GPU utilisation) of pods being replaced, waiting for their owner's next pod
+        self._released: dict[str, list[tuple[tuple[float, float], float | None]]] = {}
+        # "ns/name" -> utilisation of each GPU it holds, 0-100 (pods requesting GPUs)
+        self.gpu_percent: dict[str, float] = {}
+        self._gpu_devices: dict[str, int] = {}  # node -> GPU devices
+        # node -> device index -> (pod key, container) holding it
+        self._gpu_holders: dict[str, dict[int, tuple[str, str]]] = {}
+        self._gpu_exporters_stopped: set[str] = set()
 
     # --- set up ---
 
     def seed(self, store: _store.Store, document: Mapping[str, Any] | None) -> None:
         """Usage from a `--metrics` document for the objects in `store`."""
         document = document or {}
-        for key, sample in (document.get("pods") or {}).items():
+        samples = document.get("pods") or {}
+        for key, sample in samples.items():
             self.pods[key] = (float(sample["cpu"]), float(sample["memory"]))
+        for node in store.objects(_resources.NODES):
+            self._gpu_devices[node["metadata"]["name"]] = gpu_count(node)
         node_pods: dict[str, list[float]] = {}
-        for pod in store.objects(_resources.PODS):
+        pods = store.objects(_resources.PODS)
+        for pod in pods:
             key = _pod_key(pod)
             if key not in self.pods:
                 self.pods[key] = default_usage(pod)
+            held = sum(n for _, n in gpu_requests(pod))
+            if held:
+                busy = ((samples.get(key) or {}).get("named") or {}).get("gpu")
+                self.gpu_percent[key] = (
+                    DEFAULT_GPU_PERCENT if busy is None else _percent(100 * float(busy) / held)
+                )
             if _is_running(pod):
                 node = pod["spec"]["nodeName"]
                 since = _clock.parse_time((pod.get("status") or {}).get("startTime"))
@@ -89,14 +130,39 @@ class UsageModel:
             else:
                 cpu, memory = 0.1, 512 * 1024**2  # a kubelet and a container runtime
             self.overhead[name] = (max(cpu, 0.0), max(memory, 0.0))
+        # Devices go to the pods that started first, as the kubelet admitted them.
+        by_start = sorted(
+            (p for p in pods if _is_running(p)),
+            key=lambda p: (self._running[_pod_key(p)].since, _pod_key(p)),
+        )
+        for pod in by_start:
+            self._hold_gpus(pod)
 
-    def set_pod_usage(self, key: str, cpu_cores: float, memory_bytes: float) -> None:
+    def set_pod_usage(
+        self,
+        key: str,
+        cpu_cores: float,
+        memory_bytes: float,
+        *,
+        gpu_percent: float | None = None,
+    ) -> None:
+        """A pod's usage from now on; `gpu_percent` (0-100) for each GPU it holds, if given."""
         with self._lock:
             self._settle(key)
             self.pods[key] = (cpu_cores, memory_bytes)
             running = self._running.get(key)
             if running is not None:
                 running.cpu = cpu_cores
+            if gpu_percent is not None:
+                self.gpu_percent[key] = _percent(gpu_percent)
+
+    def set_gpu_exporter(self, node: str, running: bool) -> None:
+        """Start or stop the DCGM exporter of a node: stopped, its GPU series are not exposed."""
+        with self._lock:
+            if running:
+                self._gpu_exporters_stopped.discard(node)
+            else:
+                self._gpu_exporters_stopped.add(node)
 
     def _settle(self, key: str) -> None:
         """Book a running pod's cpu-seconds so far, so a rate change keeps counters monotonic."""
@@ -110,6 +176,10 @@ class UsageModel:
     # --- following the pods (a Store listener) ---
 
     def on_change(self, kind: str, resource: _resources.Resource, old: Any, new: Any) -> None:
+        if resource is _resources.NODES:
+            with self._lock:
+                self._on_node_change(kind, new)
+            return
         if resource is not _resources.PODS:
             return
         with self._lock:
@@ -117,7 +187,10 @@ class UsageModel:
             owner = _owner_uid(new)
             if kind == "ADDED" and key not in self.pods:
                 queue = self._released.get(owner or "")
-                self.pods[key] = queue.pop(0) if queue else default_usage(new)
+                usage, gpu = queue.pop(0) if queue else (default_usage(new), None)
+                self.pods[key] = usage
+                if gpu_requests(new):
+                    self.gpu_percent[key] = DEFAULT_GPU_PERCENT if gpu is None else gpu
             was_deleting = bool(old and old["metadata"].get("deletionTimestamp"))
             deleting = kind == "DELETED" or bool(new["metadata"].get("deletionTimestamp"))
             # StatefulSet pods come back under the same name and keep their entry.
@@ -128,19 +201,51 @@ class UsageModel:
                 and key in self.pods
                 and _owner_kind(new) != "StatefulSet"
             ):
-                self._released.setdefault(owner, []).append(self.pods[key])
+                released = (self.pods[key], self.gpu_percent.get(key))
+                self._released.setdefault(owner, []).append(released)
             running = kind != "DELETED" and _is_running(new)
             if running and key not in self._running:
                 cpu = self.pods.get(key, (0.0, 0.0))[0]
                 self._running[key] = _Running(
                     node=new["spec"]["nodeName"], since=self.clock.time(), cpu=cpu
                 )
+                self._hold_gpus(new)
             elif not running and key in self._running:
                 stopped = self._running.pop(key)
                 self._retired[stopped.node] += stopped.cpu * max(
                     0.0, self.clock.time() - stopped.since
                 )
                 self._retired.pop(f"{key}\x00", None)
+                self._release_gpus(key, stopped.node)
+
+    def _on_node_change(self, kind: str, node: Mapping[str, Any]) -> None:
+        name = node["metadata"]["name"]
+        count = 0 if kind == "DELETED" else gpu_count(node)
+        self._gpu_devices[name] = count
+        holders = self._gpu_holders.get(name, {})
+        for index in [i for i in holders if i >= count]:
+            del holders[index]
+
+    def _hold_gpus(self, pod: Mapping[str, Any]) -> None:
+        """Give a pod that starts running the free devices it requests, all or none."""
+        wanted = gpu_requests(pod)
+        if not wanted:
+            return
+        node = pod["spec"]["nodeName"]
+        holders = self._gpu_holders.setdefault(node, {})
+        free = [i for i in range(self._gpu_devices.get(node, 0)) if i not in holders]
+        if sum(n for _, n in wanted) > len(free):
+            return
+        key = _pod_key(pod)
+        devices = iter(free)
+        for container, count in wanted:
+            for _ in range(count):
+                holders[next(devices)] = (key, container)
+
+    def _release_gpus(self, key: str, node: str) -> None:
+        holders = self._gpu_holders.get(node, {})
+        for index in [i for i, (holder, _) in holders.items() if holder == key]:
+            del holders[index]
 
     # --- reading ---
 
@@ -157,6 +262,11 @@ class UsageModel:
     def running_pods(self) -> dict[str, str]:
         with self._lock:
             return {key: r.node for key, r in self._running.items()}
+
+    def gpu_holders(self) -> dict[str, dict[int, tuple[str, str]]]:
+        """Node -> device index -> (pod key, container) of the GPUs held now."""
+        with self._lock:
+            return {node: dict(held) for node, held in self._gpu_holders.items() if held}
 
     def sample_time(self) -> float:
         """The time of the newest scrape: the last 15 s boundary."""
@@ -228,6 +338,7 @@ class UsageModel:
         with self._lock:
             running = {k: (r.node, r.since, r.cpu) for k, r in self._running.items()}
             retired = dict(self._retired)
+            gpu_lines = self._gpu_lines(nodes, ready, node_ip)
         cpu_lines: list[str] = []
         memory_lines: list[str] = []
         busy_by_node: collections.Counter[str] = collections.Counter()
@@ -339,7 +450,47 @@ class UsageModel:
         ):
             out.append(f"# HELP {metric} {help_text}\n# TYPE {metric} {kind}\n")
             out.extend(f"{metric}{line}\n" for line in lines)
+        if gpu_lines:
+            # Only where a DCGM exporter runs: a cluster without GPUs has no such family.
+            metric = "DCGM_FI_DEV_GPU_UTIL"
+            out.append(f"# HELP {metric} GPU utilization (in %).\n# TYPE {metric} gauge\n")
+            out.extend(f"{metric}{line}\n" for line in gpu_lines)
         return "".join(out)
+
+    def _gpu_lines(
+        self, nodes: list[Mapping[str, Any]], ready: set[str], node_ip: Mapping[str, str]
+    ) -> list[str]:
+        """DCGM_FI_DEV_GPU_UTIL series (labels and value) of every device; lock held."""
+        lines = []
+        for node in nodes:
+            name = node["metadata"]["name"]
+            if name not in ready or name in self._gpu_exporters_stopped:
+                continue
+            held = self._gpu_holders.get(name, {})
+            model = _gpu_model(node)
+            for index in range(self._gpu_devices.get(name, 0)):
+                labels = {
+                    "DCGM_FI_DRIVER_VERSION": _DRIVER_VERSION,
+                    "Hostname": name,
+                    "UUID": _gpu_uuid(node, index),
+                    "device": f"nvidia{index}",
+                    "gpu": str(index),
+                    "instance": f"{node_ip.get(name, name)}:{_DCGM_PORT}",
+                    "job": "nvidia-dcgm-exporter",
+                    "modelName": model,
+                    "pci_bus_id": f"00000000:{0x10 + index:02X}:00.0",
+                    "container": "",
+                    "namespace": "",
+                    "pod": "",
+                }
+                value = 0.0
+                if index in held:
+                    key, container = held[index]
+                    namespace, _, pod = key.partition("/")
+                    labels |= {"container": container, "namespace": namespace, "pod": pod}
+                    value = self.gpu_percent.get(key, DEFAULT_GPU_PERCENT)
+                lines.append(_line(labels, value))
+        return lines
 
 
 def default_usage(pod: Mapping[str, Any]) -> tuple[float, float]:
@@ -349,6 +500,31 @@ def default_usage(pod: Mapping[str, Any]) -> tuple[float, float]:
         cpu_m += cluster.to_millicores(requests.get("cpu", 0))
         memory += cluster.to_bytes(requests.get("memory", 0))
     return cpu_m / 1000 * _DEFAULT_CPU_RATIO, memory * _DEFAULT_MEMORY_RATIO
+
+
+def gpu_requests(pod: Mapping[str, Any]) -> list[tuple[str, int]]:
+    """(container, GPUs) of the pod's containers that request `nvidia.com/gpu`; a limit
+    alone is the request, as the API server defaults it for extended resources."""
+    found = []
+    for container in (pod.get("spec") or {}).get("containers") or []:
+        resources = container.get("resources") or {}
+        amount = (resources.get("requests") or {}).get(GPU_RESOURCE)
+        if amount is None:
+            amount = (resources.get("limits") or {}).get(GPU_RESOURCE)
+        count = _count(amount)
+        if count > 0:
+            found.append((str(container.get("name", "")), count))
+    return found
+
+
+def gpu_count(node: Mapping[str, Any]) -> int:
+    """The node's GPU devices: its capacity of `nvidia.com/gpu`, else its allocatable."""
+    status = node.get("status") or {}
+    for part in ("capacity", "allocatable"):
+        amount = (status.get(part) or {}).get(GPU_RESOURCE)
+        if amount is not None:
+            return _count(amount)
+    return 0
 
 
 def split_by_container(
@@ -419,6 +595,35 @@ def _internal_ip(node: Mapping[str, Any]) -> str:
 def _capacity(node: Mapping[str, Any], name: str, default: str) -> Any:
     status = node.get("status") or {}
     return (status.get("capacity") or status.get("allocatable") or {}).get(name, default)
+
+
+def _count(amount: Any) -> int:
+    if amount is None:
+        return 0
+    try:
+        return max(0, int(cluster.parse_quantity(amount)))
+    except ValueError:
+        return 0
+
+
+def _percent(value: float) -> float:
+    return min(100.0, max(0.0, value))
+
+
+def _gpu_model(node: Mapping[str, Any]) -> str:
+    product = ((node.get("metadata") or {}).get("labels") or {}).get(_GPU_PRODUCT_LABEL)
+    # GPU feature discovery writes NVML's model name with dashes for spaces. Only
+    # the first is turned back: right for the usual names ("NVIDIA-A10G" is
+    # "NVIDIA A10G", "NVIDIA-A100-SXM4-80GB" is "NVIDIA A100-SXM4-80GB").
+    return product.replace("-", " ", 1) if product else _GPU_MODEL
+
+
+def _gpu_uuid(node: Mapping[str, Any], index: int) -> str:
+    """A stable device UUID in NVML's form, from the node's uid (or name) and the index."""
+    meta = node.get("metadata") or {}
+    seed = f"{meta.get('uid') or meta.get('name')}/{index}"
+    h = hashlib.sha256(seed.encode()).hexdigest()
+    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
 
 
 def _nanocores(cores: float) -> str:

@@ -12,27 +12,18 @@ from __future__ import annotations
 
 import datetime
 import pathlib
-import time
 import urllib.parse
 
 import pytest
 
-from loadaware import cluster, evict, metrics, policy, report, runtime, sim
-from loadaware.cluster import ClientSettings
+from loadaware import evict, policy, report, runtime, sim
 from tests.lib import alertmanager as lib
+from tests.lib.live import prometheus_context
 from tests.lib.prometheus import free_port
 
 pytestmark = pytest.mark.slow
 
 RATE_WINDOW_SECONDS = 5
-
-
-def _poll(condition, what: str, timeout: float):
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
-        time.sleep(0.2)
-    return value
 
 
 def test_pod_count_relieved_and_proven_through_prometheus(tmp_path: pathlib.Path) -> None:
@@ -66,39 +57,14 @@ def test_pod_count_relieved_and_proven_through_prometheus(tmp_path: pathlib.Path
                 "state": {"namespace": "default"},
             }
         )
-        client = cluster.api_client(
-            ClientSettings(kubeconfig=str(server.write_kubeconfig(tmp_path / "kubeconfig")))
-        )
-        provider = metrics.PrometheusProvider(settings.metrics)
-
-        def read_usage(state: cluster.ClusterState) -> metrics.Usage:
-            return runtime.fetch_cluster_usage(state, settings, provider, server.clock.now())
-
-        context = runtime.RoundContext(
-            kube=evict.Kube(client),
-            read_cluster=lambda: cluster.read_cluster(client=client),
-            read_usage=read_usage,
-            clock=server.clock.now,
-            poll_seconds=0.5,
-        )
-
-        def scraped() -> bool:
-            try:
-                read_usage(context.read_cluster())
-            except Exception:
-                return False
-            return True
-
-        _poll(scraped, "Prometheus to have every node", 30)
-        # Until Prometheus holds a whole rate window, rate() sees only part of it.
-        covered = urllib.parse.quote(
-            f"min(count_over_time(node_memory_MemAvailable_bytes[{RATE_WINDOW_SECONDS + 2}s]))"
-            f" >= {RATE_WINDOW_SECONDS + 1}"
-        )
-        _poll(
-            lambda: prometheus.get_json(f"/api/v1/query?query={covered}")["data"]["result"],
-            "a whole rate window of samples",
-            30,
+        context = prometheus_context(
+            server,
+            tmp_path,
+            settings,
+            lambda promql: prometheus.get_json(f"/api/v1/query?query={urllib.parse.quote(promql)}")[
+                "data"
+            ]["result"],
+            rate_window_seconds=RATE_WINDOW_SECONDS,
         )
         record = runtime.run_round(settings, context)
         audit = report.round_to_json(record)

@@ -10,6 +10,8 @@ metrics.k8s.io, and the evictor; time is the simulator's (virtual) clock.
 from __future__ import annotations
 
 import pathlib
+import time
+from collections.abc import Callable
 from typing import Any
 
 import kubernetes.client
@@ -57,3 +59,56 @@ def live_context(
     }
     defaults.update(fields)
     return runtime.RoundContext(**defaults)
+
+
+def prometheus_context(
+    server: sim.SimServer,
+    tmp_path: pathlib.Path,
+    settings: policy.LoadAwarePolicy,
+    prometheus_query: Callable[[str], list[Any]],
+    *,
+    rate_window_seconds: int,
+    timeout: float = 30.0,
+) -> runtime.RoundContext:
+    """A live round reading usage from a real Prometheus that scrapes `server` (in
+    real time: Prometheus does not follow the virtual clock). Returns once every
+    node can be read and Prometheus holds a whole rate window of samples: before
+    that, rate() sees only part of its window and reads low."""
+    kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
+    client = cluster.api_client(ClientSettings(kubeconfig=str(kubeconfig)))
+    provider = metrics.PrometheusProvider(settings.metrics)
+
+    def read_usage(state: cluster.ClusterState) -> metrics.Usage:
+        return runtime.fetch_cluster_usage(state, settings, provider, server.clock.now())
+
+    context = runtime.RoundContext(
+        kube=evict.Kube(client),
+        read_cluster=lambda: cluster.read_cluster(client=client),
+        read_usage=read_usage,
+        clock=server.clock.now,
+        poll_seconds=0.5,
+    )
+
+    def scraped() -> bool:
+        try:
+            read_usage(context.read_cluster())
+        except Exception:
+            return False
+        return True
+
+    covered = (
+        f"min(count_over_time(node_memory_MemAvailable_bytes[{rate_window_seconds + 2}s]))"
+        f" >= {rate_window_seconds + 1}"
+    )
+    poll(scraped, "Prometheus to have every node", timeout)
+    poll(lambda: prometheus_query(covered), "a whole rate window of samples", timeout)
+    return context
+
+
+def poll(condition: Callable[[], Any], what: str, timeout: float) -> Any:
+    """condition()'s first truthy value, polled until `timeout` seconds have passed."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
+        time.sleep(0.2)
+    return value
