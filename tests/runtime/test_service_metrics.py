@@ -10,6 +10,7 @@ state ConfigMap, and the Pushgateway push.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import http.server
 import threading
@@ -144,6 +145,22 @@ def test_departed_nodes_leave_the_utilisation_gauge() -> None:
     assert value("loadaware_node_utilisation_ratio", node="cold-1", resource="cpu") == 0.1
     assert value("loadaware_solver_seconds", method="milp") is None
     assert value("loadaware_solver_seconds", method="greedy") == 0.01
+
+
+def test_every_judged_resource_has_a_utilisation_series() -> None:
+    gpu_node = plan.NodeReport(
+        name="gpu-1",
+        node_class="hot",
+        pool="gpu",
+        before={"cpu": 0.4, "memory": 0.5, "pods": 0.2, "gpu": 0.91},
+        after={"cpu": 0.3, "memory": 0.4, "pods": 0.18, "gpu": 0.68},
+    )
+    record = dataclasses.replace(
+        executed_record(), plan=plan.Plan(status="planned", reason="1 eviction", nodes=(gpu_node,))
+    )
+    runtime.observe_round(record)
+    for resource, before in gpu_node.before.items():
+        assert value("loadaware_node_utilisation_ratio", node="gpu-1", resource=resource) == before
 
 
 def test_a_refused_round_counts_its_reason_code() -> None:
