@@ -14,14 +14,13 @@ pod look evictable that is not, the input is refused instead.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import functools
-import gc
 from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, NoReturn, TypeAlias
 
+from loadaware import collector
 from loadaware import quantity as _quantity
 from loadaware.cluster import _types
 from loadaware.errors import InputError
@@ -188,38 +187,6 @@ class _Reader:
         return moment.astimezone(datetime.UTC)
 
 
-@contextlib.contextmanager
-def paused_garbage_collection() -> Iterator[None]:
-    """Pause the cyclic garbage collector while bulk-building objects.
-
-    Building hundreds of thousands of containers triggers a full collection
-    again and again, each walking everything built so far: that more than
-    doubles the time of a 150,000-pod load. Nothing built here forms cycles.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def age_built_objects() -> None:
-    """Move every object the collector tracks to its oldest generation, without a
-    collection (gc.freeze then gc.unfreeze: two list splices, however many objects).
-
-    For the end of a paused load that built a large state: all of it is young, and
-    the collector, once it runs again, would walk all of it at its next collection
-    of each generation in turn (half a second each at 150,000 pods, for objects
-    that form no cycles). Nothing changes where objects are frozen already, since
-    unfreezing would release them.
-    """
-    if gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
-
-
 # --- plain readers ----------------------------------------------------------------------
 #
 # A `_plain_*` function reads a part of an object as the API server and the kubelet
@@ -295,7 +262,7 @@ def iter_objects(objects: Iterable[Any]) -> Iterator[RawObject]:
 
 def cluster_state_from_objects(objects: Iterable[Any]) -> _types.ClusterState:
     """Convert raw objects (Lists allowed) into a ClusterState; InputError on a bad object."""
-    with paused_garbage_collection():
+    with collector.paused():
         return _cluster_state_from_objects(objects)
 
 
@@ -376,7 +343,7 @@ def cluster_state_from_stream(objects: Iterable[Any]) -> _types.ClusterState:
     nodes: list[_types.Node] = []
     read_pods: list[tuple[_types.Pod, bool]] = []
     pdbs: list[_types.PodDisruptionBudget] = []
-    with paused_garbage_collection():
+    with collector.paused():
         for position, raw in enumerate(iter_objects(objects), start=1):
             read_as = _read_as(raw, position)
             if read_as is None:

@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 
+from loadaware import collector
 from loadaware.cluster import _convert, _types
 from loadaware.errors import InputError
 
@@ -46,7 +47,7 @@ def load_cluster_file(path: str | os.PathLike[str]) -> _types.ClusterState:
         raise InputError(f"{name}: not UTF-8 text (byte {exc.start})") from exc
     del data  # a large dump is hundreds of megabytes: hold one copy at a time
 
-    with _convert.paused_garbage_collection():
+    with collector.paused():
         state = _read_json_list(text)
         if state is None:
             documents = _parse_documents(name, text)
@@ -60,7 +61,7 @@ def load_cluster_file(path: str | os.PathLike[str]) -> _types.ClusterState:
             # Freed while the collector is still paused: once it runs again, its
             # first pass would otherwise walk every raw object (seconds, for nothing).
             del documents
-        _convert.age_built_objects()
+        collector.age_built_objects()
     return state
 
 

@@ -41,6 +41,7 @@ from typing import Any
 import kubernetes
 import urllib3
 
+from loadaware import collector
 from loadaware.cluster import _convert, _types
 from loadaware.errors import ClusterError, ConflictError, InputError, TooManyRequestsError
 
@@ -138,7 +139,7 @@ def read_cluster(
     own = client is None
     client = client or api_client(settings)
     try:
-        with _convert.paused_garbage_collection():
+        with collector.paused():
             objects = read_objects(settings, client=client)
             try:
                 return _convert.cluster_state_from_objects(objects)

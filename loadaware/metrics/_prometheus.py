@@ -17,7 +17,7 @@ series are older than half of maxSampleAge (the lookback trap: series that
 stopped up to 5 minutes ago still answer) come back from a second query,
 with their exact times. See _date_pods for what that guarantees. Python's
 cyclic garbage collector is paused while the answers are parsed (see
-_CollectorPause): at 150,000 pods it cost as much CPU as the parsing.
+loadaware.collector): at 150,000 pods it cost as much CPU as the parsing.
 
 With hotspot confirmation on, one range query reads node cpu and memory over
 the last points for confirm_hotspots; its last point, at the round's time, is
@@ -38,12 +38,10 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import datetime
-import gc
 import json
 import logging
 import math
 import re
-import threading
 import time
 import urllib.parse
 import warnings
@@ -57,6 +55,7 @@ import requests.adapters
 import urllib3
 import urllib3.util
 
+from loadaware import collector
 from loadaware.errors import RefusedError
 from loadaware.metrics import _auth, _hotspot
 from loadaware.metrics._types import NodeHistory, Usage, UsageHistory, UsageSample
@@ -208,7 +207,7 @@ class PrometheusProvider:
         confirmation = self._settings.hotspot_confirmation
         with_history = confirmation.consecutive > 1 and bool(wanted_nodes)
         with (
-            _collector_paused(),
+            collector.paused(),
             self._session(credentials) as client,
             concurrent.futures.ThreadPoolExecutor(QUERY_THREADS) as pool,
         ):
@@ -637,41 +636,6 @@ class PrometheusProvider:
                 yield _Client(session, self._base, self._source.timeout, credentials, verify)
         finally:
             session.close()
-
-
-class _CollectorPause:
-    """Python's cyclic garbage collector off while a round's answers are parsed.
-
-    Why: json.loads of a 150,000-series answer makes some 600,000 containers that
-    all stay alive until the answer is read, so the collector runs full
-    collections over them (and over everything else the process holds) again and
-    again: at 150,000 pods that cost as much CPU as the parsing itself, and it
-    frees nothing, since the answers go by reference counting. Rounds may overlap
-    in threads: the collector is resumed when the last one ends, and only if it
-    was on when the first began."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._holders = 0
-        self._resume = False
-
-    @contextmanager
-    def __call__(self) -> Iterator[None]:
-        with self._lock:
-            if self._holders == 0:
-                self._resume = gc.isenabled()
-                gc.disable()
-            self._holders += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._holders -= 1
-                if self._holders == 0 and self._resume:
-                    gc.enable()
-
-
-_collector_paused = _CollectorPause()
 
 
 def _marked(query: str, part: str) -> str:

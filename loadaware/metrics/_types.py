@@ -55,3 +55,28 @@ class Usage:
     notes: Mapping[str, str] = field(default_factory=dict)
     # node -> named resource -> capacity, where a query gives it (see NamedResource).
     capacity: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+
+# The slots' own setters, which a frozen dataclass's __init__ reaches through
+# object.__setattr__ once per field.
+_set_cpu_cores = vars(UsageSample)["cpu_cores"].__set__
+_set_memory_bytes = vars(UsageSample)["memory_bytes"].__set__
+_set_timestamp = vars(UsageSample)["timestamp"].__set__
+_set_window_seconds = vars(UsageSample)["window_seconds"].__set__
+_set_named = vars(UsageSample)["named"].__set__
+
+
+def plain_sample(
+    cpu_cores: float, memory_bytes: float, timestamp: datetime.datetime
+) -> UsageSample:
+    """UsageSample(cpu_cores=..., memory_bytes=..., timestamp=...) in a third of the
+    time, for readers of many samples (a metrics file of 150,000 pods).
+
+    Sets every field, as __init__ does; a field added to UsageSample must be set here."""
+    sample = object.__new__(UsageSample)
+    _set_cpu_cores(sample, cpu_cores)
+    _set_memory_bytes(sample, memory_bytes)
+    _set_timestamp(sample, timestamp)
+    _set_window_seconds(sample, 0.0)
+    _set_named(sample, {})
+    return sample

@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import datetime
 import functools
-import gc
 import hashlib
 import heapq
 import math
@@ -63,7 +62,7 @@ from typing import Any, ClassVar, Literal, Protocol
 
 import numpy as np
 
-from loadaware import errors
+from loadaware import collector, errors
 
 KiB = 1024
 MiB = 1024**2
@@ -491,13 +490,8 @@ class _Generator:
 
     def run(self) -> _Generated:
         # Millions of small acyclic dicts: the cycle collector would only rescan them.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with collector.paused():
             return self._run()
-        finally:
-            if collecting:
-                gc.enable()
 
     @property
     def independent(self) -> bool:
