@@ -209,8 +209,10 @@ def _solve(
         return greedy, "greedy", _milp.cover_bound(problem), placement
     # Stage 1 needs no Placement and HiGHS releases the GIL while it solves, so it
     # runs beside the greedy: on two cores the greedy costs little more than nothing.
+    # Its model is built first, as building it beside the greedy would share one core.
+    prepared = _milp.selection_model(problem)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        selection = pool.submit(_milp.select, problem)
+        selection = pool.submit(_milp.select, problem, prepared)
         placement = Placement(problem)
         greedy = _greedy.solve_greedy(problem, placement)
         outcome = _milp.solve_milp(problem, placement, selection.result())

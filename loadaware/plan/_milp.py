@@ -75,11 +75,20 @@ class Selection:
     result: tuple[np.ndarray, float | None] | None  # as _SelectionModel.solve
 
 
-def select(problem: Problem) -> Selection:
+def selection_model(problem: Problem) -> tuple[list[Candidate], _SelectionModel | None]:
+    """Stage 1's candidates in execution order, and its model (None: no candidate)."""
     ordered = _ordered_candidates(problem)
-    if not ordered:
+    return ordered, (_SelectionModel(problem, ordered) if ordered else None)
+
+
+def select(
+    problem: Problem,
+    prepared: tuple[list[Candidate], _SelectionModel | None] | None = None,
+) -> Selection:
+    """Stage 1 without bans, on the `prepared` selection_model when given."""
+    ordered, model = prepared if prepared is not None else selection_model(problem)
+    if model is None:
         return Selection(ordered=ordered, model=None, result=None)
-    model = _SelectionModel(problem, ordered)
     settings = problem.policy.optimizer
     result = model.solve(
         np.zeros(len(ordered), dtype=bool),
