@@ -2159,6 +2159,28 @@ class _HandLaid(_Generator):
             x.main_cpu_m = x.pod_cpu_m = int(x.cpu_m)
             x.main_memory_b = x.pod_memory_b = int(x.memory_b)
 
+    def set_budgets_and_ages(self, rng: np.random.Generator) -> None:
+        """Every node's whole allocatable is its budget; ages as the generator draws them."""
+        self.budget_cpu_m = self.alloc_cpu_m.astype(float)
+        self.budget_memory_b = self.alloc_memory_b.astype(float)
+        self.outage_age = float(rng.uniform(2 * 3600, 6 * 3600))
+        self.node_age = rng.uniform(5 * 86400, 90 * 86400, size=len(self.alloc_cpu_m))
+
+    @staticmethod
+    def deployment(namespace: str, name: str, cpu_m: int, memory: int, **fields: Any) -> _Workload:
+        """A Deployment of the team named after its namespace, its replicas counted
+        once its pods are laid out."""
+        return _Workload(
+            kind="Deployment",
+            namespace=namespace,
+            name=name,
+            team=namespace,
+            replicas=0,
+            cpu_m=cpu_m,
+            memory_b=memory,
+            **fields,
+        )
+
     def lay_out(self, put: _Put) -> None:
         raise NotImplementedError
 
@@ -2259,23 +2281,10 @@ class _WarmIdle(_HandLaid):
             mask = self.node_class == label
             self.target_cpu[mask] = rng.uniform(*cpu, size=mask.sum())
             self.target_memory[mask] = rng.uniform(*memory, size=mask.sum())
-        self.budget_cpu_m = self.alloc_cpu_m.astype(float)
-        self.budget_memory_b = self.alloc_memory_b.astype(float)
-        self.outage_age = float(rng.uniform(2 * 3600, 6 * 3600))
-        self.node_age = rng.uniform(5 * 86400, 90 * 86400, size=n)
+        self.set_budgets_and_ages(rng)
 
     def make_workloads(self) -> None:
-        def app(namespace: str, name: str, cpu_m: int, memory: int, **fields: Any) -> _Workload:
-            return _Workload(
-                kind="Deployment",
-                namespace=namespace,
-                name=name,
-                team=namespace,
-                replicas=0,
-                cpu_m=cpu_m,
-                memory_b=memory,
-                **fields,
-            )
+        app = self.deployment
 
         burst: dict[str, Any] = {"limits": "burst", "cpu_ratio": 1.7, "memory_ratio": 0.9}
         idle: dict[str, Any] = {"cpu_ratio": 0.22, "memory_ratio": 0.45}
@@ -2385,24 +2394,10 @@ class _GpuPool(_HandLaid):
             cpu, memory = self._USAGE[kind][:2]
             self.target_cpu[i] = rng.uniform(*cpu)
             self.target_memory[i] = rng.uniform(*memory)
-        self.budget_cpu_m = self.alloc_cpu_m.astype(float)
-        self.budget_memory_b = self.alloc_memory_b.astype(float)
-        self.outage_age = float(rng.uniform(2 * 3600, 6 * 3600))
-        self.node_age = rng.uniform(5 * 86400, 90 * 86400, size=n)
+        self.set_budgets_and_ages(rng)
 
     def make_workloads(self) -> None:
-        def app(namespace: str, name: str, cpu_m: int, memory: int, **fields: Any) -> _Workload:
-            return _Workload(
-                kind="Deployment",
-                namespace=namespace,
-                name=name,
-                team=namespace,
-                replicas=0,
-                cpu_m=cpu_m,
-                memory_b=memory,
-                limits="burst",
-                **fields,
-            )
+        app = functools.partial(self.deployment, limits="burst")
 
         web: dict[str, Any] = {"cpu_ratio": 1.4, "memory_ratio": 1.1}
         # Inference keeps its model in GPU memory: modest cpu, memory near requests.
