@@ -134,10 +134,9 @@ def solve_milp(
             result = model.solve(banned, time_limit=share, gap=settings.mip_rel_gap)
         if result is None:
             break
-        selection, dual_bound = result
+        chosen, dual_bound = result
         if rounds == 1 and dual_bound is not None:
             lower = max(lower, dual_bound)
-        chosen = selection
         failed, landings = _failures(placement, ordered, chosen)
         if not failed:
             verified = landings
