@@ -63,6 +63,8 @@ from loadaware.sim._scenarios import (
     cpu_quantity,
     image_digest,
     memory_quantity,
+    node_conditions,
+    node_object,
     owner_reference,
     pinned_to,
 )
@@ -88,7 +90,6 @@ COLD_SHARE: Final = 0.25
 GiB: Final = 1024**3
 MiB: Final = 1024**2
 _SEED_SALT: Final = 0x6770  # "gp": the pool's own random stream, apart from the generator's
-_KUBE_VERSION: Final = "v1.31.2"
 _REGION: Final = "region-1"
 _SAFE_ALPHABET: Final = "bcdfghjklmnpqrstvwxz2456789"
 
@@ -432,97 +433,39 @@ class _Builder:
         index = self.base_count + i
         created = _stamp(self.now - datetime.timedelta(seconds=float(self.node_age[i])))
         heartbeat = _stamp(self.ago(2, 30))
-        conditions = [
-            {
-                "type": kind,
-                "status": "False",
-                "lastHeartbeatTime": heartbeat,
-                "lastTransitionTime": created,
-                "reason": reason,
-                "message": message,
-            }
-            for kind, reason, message in (
-                ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory"),
-                ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-                ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
-            )
-        ]
-        conditions.append(
-            {
-                "type": "Ready",
-                "status": "True",
-                "lastHeartbeatTime": heartbeat,
-                "lastTransitionTime": created,
-                "reason": "KubeletReady",
-                "message": "kubelet is posting ready status",
-            }
-        )
         cidr = f"10.{index >> 8}.{index & 255}.0/24"
-        return {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {
-                "name": name,
-                "uid": self.uid(),
-                "resourceVersion": self.next_rv(),
-                "creationTimestamp": created,
-                "labels": {
-                    "beta.kubernetes.io/arch": "amd64",
-                    "beta.kubernetes.io/os": "linux",
-                    "kubernetes.io/arch": "amd64",
-                    "kubernetes.io/os": "linux",
-                    "kubernetes.io/hostname": name,
-                    "node.kubernetes.io/instance-type": t.name,
-                    "topology.kubernetes.io/region": _REGION,
-                    "topology.kubernetes.io/zone": zone,
-                    "pool": POOL,
-                    PRESENT_LABEL: "true",
-                    PRODUCT_LABEL: t.product,
-                    COUNT_LABEL: str(t.gpus),
-                },
-                "annotations": {
-                    "node.alpha.kubernetes.io/ttl": "0",
-                    "volumes.kubernetes.io/controller-managed-attach-detach": "true",
-                },
-            },
-            "spec": {
+        return node_object(
+            name=name,
+            uid=self.uid(),
+            resource_version=self.next_rv(),
+            created=created,
+            instance_type=t.name,
+            zone=zone,
+            pool=POOL,
+            labels={PRESENT_LABEL: "true", PRODUCT_LABEL: t.product, COUNT_LABEL: str(t.gpus)},
+            spec={
                 "podCIDR": cidr,
                 "podCIDRs": [cidr],
                 "providerID": f"sim://{zone}/{name}",
                 "taints": [dict(TAINT)],
             },
-            "status": {
-                "capacity": {
-                    "cpu": str(t.cores),
-                    "ephemeral-storage": "203070420Ki",
-                    "memory": f"{int(self.capacity_memory_ki[i])}Ki",
-                    GPU_RESOURCE: str(t.gpus),
-                    "pods": "110",
-                },
-                "allocatable": {
-                    "cpu": cpu_quantity(int(self.alloc_cpu_m[i])),
-                    "ephemeral-storage": "187149940897",
-                    "memory": f"{int(self.alloc_memory_ki[i])}Ki",
-                    GPU_RESOURCE: str(t.gpus),
-                    "pods": "110",
-                },
-                "conditions": conditions,
-                "addresses": [
-                    {"type": "InternalIP", "address": self.node_ip(i)},
-                    {"type": "Hostname", "address": name},
-                ],
-                "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
-                "nodeInfo": {
-                    "architecture": "amd64",
-                    "containerRuntimeVersion": "containerd://1.7.22",
-                    "kernelVersion": "6.1.0-26-amd64",
-                    "kubeProxyVersion": _KUBE_VERSION,
-                    "kubeletVersion": _KUBE_VERSION,
-                    "operatingSystem": "linux",
-                    "osImage": "Debian GNU/Linux 12 (bookworm)",
-                },
+            capacity={
+                "cpu": str(t.cores),
+                "ephemeral-storage": "203070420Ki",
+                "memory": f"{int(self.capacity_memory_ki[i])}Ki",
+                GPU_RESOURCE: str(t.gpus),
+                "pods": "110",
             },
-        }
+            allocatable={
+                "cpu": cpu_quantity(int(self.alloc_cpu_m[i])),
+                "ephemeral-storage": "187149940897",
+                "memory": f"{int(self.alloc_memory_ki[i])}Ki",
+                GPU_RESOURCE: str(t.gpus),
+                "pods": "110",
+            },
+            conditions=node_conditions(heartbeat, created, ready=True),
+            ip=self.node_ip(i),
+        )
 
     def node_metrics(self, stamps: list[str]) -> dict[str, dict[str, Any]]:
         cpu = self.load[:, 0] + self.overhead_cpu

@@ -294,6 +294,121 @@ def generate_cluster(
 # --- small helpers ----------------------------------------------------------------------------
 
 
+def node_conditions(heartbeat: str, created: str, *, ready: bool) -> list[dict[str, Any]]:
+    """A kubelet's node conditions: no pressure, and Ready, or NotReady as when its
+    network plugin is down (the kubelet still runs, so metrics still arrive)."""
+    conditions = [
+        {
+            "type": kind,
+            "status": "False",
+            "lastHeartbeatTime": heartbeat,
+            "lastTransitionTime": created,
+            "reason": reason,
+            "message": message,
+        }
+        for kind, reason, message in (
+            (
+                "MemoryPressure",
+                "KubeletHasSufficientMemory",
+                "kubelet has sufficient memory available",
+            ),
+            ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+            ("PIDPressure", "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+        )
+    ]
+    if ready:
+        conditions.append(
+            {
+                "type": "Ready",
+                "status": "True",
+                "lastHeartbeatTime": heartbeat,
+                "lastTransitionTime": created,
+                "reason": "KubeletReady",
+                "message": "kubelet is posting ready status",
+            }
+        )
+    else:
+        conditions.append(
+            {
+                "type": "Ready",
+                "status": "False",
+                "lastHeartbeatTime": heartbeat,
+                "lastTransitionTime": heartbeat,
+                "reason": "KubeletNotReady",
+                "message": "container runtime network not ready: NetworkReady=false "
+                "reason:NetworkPluginNotReady message:Network plugin returns error: "
+                "cni plugin not initialized",
+            }
+        )
+    return conditions
+
+
+def node_object(
+    *,
+    name: str,
+    uid: str,
+    resource_version: str,
+    created: str,
+    instance_type: str,
+    zone: str,
+    pool: str,
+    spec: dict[str, Any],
+    capacity: dict[str, str],
+    allocatable: dict[str, str],
+    conditions: list[dict[str, Any]],
+    ip: str,
+    labels: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A Node as kube-apiserver returns it: the well-known labels (plus `labels`),
+    the kubelet's annotations, addresses and node info."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "uid": uid,
+            "resourceVersion": resource_version,
+            "creationTimestamp": created,
+            "labels": {
+                "beta.kubernetes.io/arch": "amd64",
+                "beta.kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/hostname": name,
+                "node.kubernetes.io/instance-type": instance_type,
+                "topology.kubernetes.io/region": _REGION,
+                "topology.kubernetes.io/zone": zone,
+                "pool": pool,
+                **(labels or {}),
+            },
+            "annotations": {
+                "node.alpha.kubernetes.io/ttl": "0",
+                "volumes.kubernetes.io/controller-managed-attach-detach": "true",
+            },
+        },
+        "spec": spec,
+        "status": {
+            "capacity": capacity,
+            "allocatable": allocatable,
+            "conditions": conditions,
+            "addresses": [
+                {"type": "InternalIP", "address": ip},
+                {"type": "Hostname", "address": name},
+            ],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {
+                "architecture": "amd64",
+                "containerRuntimeVersion": "containerd://1.7.22",
+                "kernelVersion": "6.1.0-26-amd64",
+                "kubeProxyVersion": _KUBE_VERSION,
+                "kubeletVersion": _KUBE_VERSION,
+                "operatingSystem": "linux",
+                "osImage": "Debian GNU/Linux 12 (bookworm)",
+            },
+        },
+    }
+
+
 def cpu_quantity(millicores: int) -> str:
     return str(millicores // 1000) if millicores % 1000 == 0 else f"{millicores}m"
 
@@ -1423,100 +1538,22 @@ class _Generator:
                 "memory": f"{int(self.alloc_memory_ki[i])}Ki",
                 "pods": "110",
             }
-            conditions = [
-                {
-                    "type": kind,
-                    "status": "False",
-                    "lastHeartbeatTime": heartbeat[i],
-                    "lastTransitionTime": created[i],
-                    "reason": reason,
-                    "message": message,
-                }
-                for kind, reason, message in (
-                    (
-                        "MemoryPressure",
-                        "KubeletHasSufficientMemory",
-                        "kubelet has sufficient memory available",
-                    ),
-                    ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-                    (
-                        "PIDPressure",
-                        "KubeletHasSufficientPID",
-                        "kubelet has sufficient PID available",
-                    ),
-                )
-            ]
-            if ready:
-                conditions.append(
-                    {
-                        "type": "Ready",
-                        "status": "True",
-                        "lastHeartbeatTime": heartbeat[i],
-                        "lastTransitionTime": created[i],
-                        "reason": "KubeletReady",
-                        "message": "kubelet is posting ready status",
-                    }
-                )
-            else:
-                # The kubelet still runs (so metrics still arrive); its network plugin does not.
-                conditions.append(
-                    {
-                        "type": "Ready",
-                        "status": "False",
-                        "lastHeartbeatTime": heartbeat[i],
-                        "lastTransitionTime": heartbeat[i],
-                        "reason": "KubeletNotReady",
-                        "message": "container runtime network not ready: NetworkReady=false "
-                        "reason:NetworkPluginNotReady message:Network plugin returns error: "
-                        "cni plugin not initialized",
-                    }
-                )
+            conditions = node_conditions(heartbeat[i], created[i], ready=ready)
             objects.append(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Node",
-                    "metadata": {
-                        "name": name,
-                        "uid": uids[i],
-                        "resourceVersion": self.next_rv(),
-                        "creationTimestamp": created[i],
-                        "labels": {
-                            "beta.kubernetes.io/arch": "amd64",
-                            "beta.kubernetes.io/os": "linux",
-                            "kubernetes.io/arch": "amd64",
-                            "kubernetes.io/os": "linux",
-                            "kubernetes.io/hostname": name,
-                            "node.kubernetes.io/instance-type": t.name,
-                            "topology.kubernetes.io/region": _REGION,
-                            "topology.kubernetes.io/zone": zone,
-                            "pool": pool,
-                        },
-                        "annotations": {
-                            "node.alpha.kubernetes.io/ttl": "0",
-                            "volumes.kubernetes.io/controller-managed-attach-detach": "true",
-                        },
-                    },
-                    "spec": spec,
-                    "status": {
-                        "capacity": capacity,
-                        "allocatable": allocatable,
-                        "conditions": conditions,
-                        "addresses": [
-                            {"type": "InternalIP", "address": self.node_ip[i]},
-                            {"type": "Hostname", "address": name},
-                        ],
-                        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
-                        "nodeInfo": {
-                            "architecture": "amd64",
-                            "containerRuntimeVersion": "containerd://1.7.22",
-                            "kernelVersion": "6.1.0-26-amd64",
-                            "kubeProxyVersion": _KUBE_VERSION,
-                            "kubeletVersion": _KUBE_VERSION,
-                            "operatingSystem": "linux",
-                            "osImage": "Debian GNU/Linux 12 (bookworm)",
-                        },
-                    },
-                }
+                node_object(
+                    name=name,
+                    uid=uids[i],
+                    resource_version=self.next_rv(),
+                    created=created[i],
+                    instance_type=t.name,
+                    zone=zone,
+                    pool=pool,
+                    spec=spec,
+                    capacity=capacity,
+                    allocatable=allocatable,
+                    conditions=conditions,
+                    ip=self.node_ip[i],
+                )
             )
         return objects
 
