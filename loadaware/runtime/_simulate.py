@@ -51,12 +51,8 @@ def simulate_round(
     now: datetime.datetime,
 ) -> SimulationResult:
     planned = timed_plan(state, usage, settings, now)
-    hot_before = sum(1 for n in planned.nodes if n.node_class == "hot")
     if planned.status != "planned":
-        observed = {n.name: dict(n.before) for n in planned.nodes}
-        return SimulationResult(
-            plan=planned, observed=observed, landed={}, hot_before=hot_before, hot_after=hot_before
-        )
+        return unchanged_result(planned)
 
     occupancy = plan.Occupancy.from_cluster(state)
     pods = {p.key: p for p in state.pods}
@@ -98,7 +94,6 @@ def simulate_round(
             for name, (c, m) in node_usage.items()
         },
     )
-    excluded = {n.name: n.note for n in planned.nodes if n.node_class == "excluded"}
     # The replacements hold pod slots where they landed.
     relocated = {key: node for key, node in landed.items() if node is not None}
     after = dataclasses.replace(
@@ -109,17 +104,41 @@ def simulate_round(
             if p.key not in landed or p.key in relocated
         ),
     )
+    return result_after(planned, landed, after, moved, settings)
+
+
+def unchanged_result(planned: plan.Plan) -> SimulationResult:
+    """A round that planned nothing to carry out: the nodes stay as they were."""
+    hot = sum(1 for n in planned.nodes if n.node_class == "hot")
+    observed = {n.name: dict(n.before) for n in planned.nodes}
+    return SimulationResult(
+        plan=planned, observed=observed, landed={}, hot_before=hot, hot_after=hot
+    )
+
+
+def result_after(
+    planned: plan.Plan,
+    landed: dict[str, str | None],
+    after: cluster.ClusterState,
+    usage_after: metrics.Usage,
+    settings: policy.LoadAwarePolicy,
+) -> SimulationResult:
+    """The round's result, the nodes classified again as they are once the
+    replacements landed (the plan's excluded nodes stay excluded)."""
+    excluded = {n.name: n.note for n in planned.nodes if n.node_class == "excluded"}
     table_after = plan.classify_nodes(
         after,
-        moved,
+        usage_after,
         settings.node_pools,
         excluded,
         allocatable_names=plan.allocatable_names(settings),
     )
-    observed = dict(zip(table_after.names, table_after.utilisation_by_node(), strict=True))
-    hot_after = sum(1 for c in table_after.classes if c == "hot")
     return SimulationResult(
-        plan=planned, observed=observed, landed=landed, hot_before=hot_before, hot_after=hot_after
+        plan=planned,
+        observed=dict(zip(table_after.names, table_after.utilisation_by_node(), strict=True)),
+        landed=landed,
+        hot_before=sum(1 for n in planned.nodes if n.node_class == "hot"),
+        hot_after=sum(1 for c in table_after.classes if c == "hot"),
     )
 
 

@@ -27,7 +27,7 @@ import kubernetes
 
 from loadaware import cluster, errors, metrics, plan, policy
 from loadaware.runtime._offline import timed_plan
-from loadaware.runtime._simulate import SimulationResult
+from loadaware.runtime._simulate import SimulationResult, result_after, unchanged_result
 
 _SETTLE_STEP_SECONDS = 35.0  # past the default 30 s grace period
 _SETTLE_ROUNDS = 10
@@ -67,16 +67,8 @@ def simulate_through_api(
             moment = server.clock.now()
             usage = _usage(provider, state, moment)
             planned = timed_plan(state, usage, settings, moment)
-            hot_before = sum(1 for n in planned.nodes if n.node_class == "hot")
             if planned.status != "planned":
-                observed = {n.name: dict(n.before) for n in planned.nodes}
-                result = SimulationResult(
-                    plan=planned,
-                    observed=observed,
-                    landed={},
-                    hot_before=hot_before,
-                    hot_after=hot_before,
-                )
+                result = unchanged_result(planned)
                 return ApiSimulation(result=result, title=title, refused_by_budget=())
             refused = _evict(client, planned)
             _settle(server, client_settings, client)
@@ -86,19 +78,7 @@ def simulate_through_api(
         finally:
             client.close()
     landed = _landed(state, after, planned, refused)
-    excluded = {n.name: n.note for n in planned.nodes if n.node_class == "excluded"}
-    table_after = plan.classify_nodes(
-        after,
-        usage_after,
-        settings.node_pools,
-        excluded,
-        allocatable_names=plan.allocatable_names(settings),
-    )
-    observed = dict(zip(table_after.names, table_after.utilisation_by_node(), strict=True))
-    hot_after = sum(1 for c in table_after.classes if c == "hot")
-    result = SimulationResult(
-        plan=planned, observed=observed, landed=landed, hot_before=hot_before, hot_after=hot_after
-    )
+    result = result_after(planned, landed, after, usage_after, settings)
     return ApiSimulation(result=result, title=title, refused_by_budget=tuple(refused))
 
 
