@@ -20,9 +20,7 @@ nothing is evicted.
 from __future__ import annotations
 
 import datetime
-import functools
 import pathlib
-import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,9 +30,7 @@ import pytest
 import yaml
 
 from loadaware import evict, policy, report, runtime, sim
-from tests.lib import alertmanager as lib
-from tests.lib.live import poll, prometheus_context
-from tests.lib.prometheus import free_port
+from tests.lib.live import ScrapedSimulation, poll, prometheus_context, scraped_simulation
 
 pytestmark = pytest.mark.slow
 
@@ -42,11 +38,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 RATE_WINDOW_SECONDS = 5
 GPUS = 4  # per GPU node of the scenario
 T = TypeVar("T")
-
-
-def query(prometheus: lib.ScrapingPrometheus, promql: str) -> list[dict[str, Any]]:
-    quoted = urllib.parse.quote(promql)
-    return list(prometheus.get_json(f"/api/v1/query?query={quoted}")["data"]["result"])
 
 
 def _gpu_policy(url: str) -> policy.LoadAwarePolicy:
@@ -69,13 +60,16 @@ def _gpu_policy(url: str) -> policy.LoadAwarePolicy:
 
 @dataclass
 class Live:
-    server: sim.SimServer
-    prometheus: lib.ScrapingPrometheus
+    scraped: ScrapedSimulation
     settings: policy.LoadAwarePolicy
     context: runtime.RoundContext
 
+    @property
+    def server(self) -> sim.SimServer:
+        return self.scraped.server
+
     def query(self, promql: str) -> list[dict[str, Any]]:
-        return query(self.prometheus, promql)
+        return self.scraped.query(promql)
 
     def gpu_nodes(self) -> dict[str, float]:
         """GPU node -> GPUs' worth busy, as the simulator exposes it now."""
@@ -91,30 +85,16 @@ class Live:
 
 @contextmanager
 def _live(tmp_path: pathlib.Path) -> Iterator[Live]:
-    if not lib.tools_available():
-        pytest.fail("prometheus is needed: run `make system-deps`")
-    server = sim.start_server(scenario="gpu", ready_delay=0.5)
-    (tmp_path / "prom").mkdir()
-    prometheus = lib.ScrapingPrometheus(
-        tmp_path / "prom",
-        targets=[f"127.0.0.1:{server.port}"],
-        rules="groups: []\n",
-        alertmanager=f"127.0.0.1:{free_port()}",
-    )
-    try:
-        prometheus.start()
-        settings = _gpu_policy(prometheus.url)
+    with scraped_simulation(tmp_path, "gpu") as scraped:
+        settings = _gpu_policy(scraped.prometheus.url)
         context = prometheus_context(
-            server,
+            scraped.server,
             tmp_path,
             settings,
-            functools.partial(query, prometheus),
+            scraped.query,
             rate_window_seconds=RATE_WINDOW_SECONDS,
         )
-        yield Live(server=server, prometheus=prometheus, settings=settings, context=context)
-    finally:
-        prometheus.stop()
-        server.stop()
+        yield Live(scraped=scraped, settings=settings, context=context)
 
 
 def _key(obj: dict[str, Any]) -> str:

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import datetime
 import pathlib
-import urllib.parse
 
 import pytest
 
-from loadaware import evict, policy, report, runtime, sim
-from tests.lib import alertmanager as lib
-from tests.lib.live import prometheus_context
-from tests.lib.prometheus import free_port
+from loadaware import evict, policy, report, runtime
+from tests.lib.live import prometheus_context, scraped_simulation
 
 pytestmark = pytest.mark.slow
 
@@ -27,24 +24,14 @@ RATE_WINDOW_SECONDS = 5
 
 
 def test_pod_count_relieved_and_proven_through_prometheus(tmp_path: pathlib.Path) -> None:
-    if not lib.tools_available():
-        pytest.fail("prometheus is needed: run `make system-deps`")
-    server = sim.start_server(scenario="small", ready_delay=0.5)
-    (tmp_path / "prom").mkdir()
-    prometheus = lib.ScrapingPrometheus(
-        tmp_path / "prom",
-        targets=[f"127.0.0.1:{server.port}"],
-        rules="groups: []\n",
-        alertmanager=f"127.0.0.1:{free_port()}",
-    )
-    try:
-        prometheus.start()
+    with scraped_simulation(tmp_path, "small") as scraped:
+        server = scraped.server
         settings = policy.parse_policy(
             {
                 "metrics": {
                     "maxSampleAge": "1m",
                     "prometheus": {
-                        "url": prometheus.url,
+                        "url": scraped.prometheus.url,
                         "rateWindow": f"{RATE_WINDOW_SECONDS}s",
                         "scrapeInterval": "1s",
                     },
@@ -61,9 +48,7 @@ def test_pod_count_relieved_and_proven_through_prometheus(tmp_path: pathlib.Path
             server,
             tmp_path,
             settings,
-            lambda promql: prometheus.get_json(f"/api/v1/query?query={urllib.parse.quote(promql)}")[
-                "data"
-            ]["result"],
+            scraped.query,
             rate_window_seconds=RATE_WINDOW_SECONDS,
         )
         record = runtime.run_round(settings, context)
@@ -84,6 +69,3 @@ def test_pod_count_relieved_and_proven_through_prometheus(tmp_path: pathlib.Path
             assert changed is not None
             assert sample is not None
             assert sample - window > changed, judged
-    finally:
-        prometheus.stop()
-        server.stop()

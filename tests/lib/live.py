@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import pathlib
 import time
-from collections.abc import Callable
+import urllib.parse
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import kubernetes.client
+import pytest
 
 from loadaware import cluster, evict, metrics, policy, runtime, sim
 from loadaware.cluster import ClientSettings
+from tests.lib import alertmanager
+from tests.lib.prometheus import free_port
 
 
 def metrics_server_policy(**overrides: Any) -> policy.LoadAwarePolicy:
@@ -112,3 +118,36 @@ def poll(condition: Callable[[], Any], what: str, timeout: float) -> Any:
         assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
         time.sleep(0.2)
     return value
+
+
+@contextmanager
+def scraped_simulation(tmp_path: pathlib.Path, scenario: str) -> Iterator[ScrapedSimulation]:
+    """`scenario` served by the simulated API, and a real Prometheus scraping it;
+    both stopped at the end."""
+    if not alertmanager.tools_available():
+        pytest.fail("prometheus is needed: run `make system-deps`")
+    server = sim.start_server(scenario=scenario, ready_delay=0.5)
+    (tmp_path / "prom").mkdir()
+    prometheus = alertmanager.ScrapingPrometheus(
+        tmp_path / "prom",
+        targets=[f"127.0.0.1:{server.port}"],
+        rules="groups: []\n",
+        alertmanager=f"127.0.0.1:{free_port()}",
+    )
+    try:
+        prometheus.start()
+        yield ScrapedSimulation(server=server, prometheus=prometheus)
+    finally:
+        prometheus.stop()
+        server.stop()
+
+
+@dataclass(frozen=True)
+class ScrapedSimulation:
+    server: sim.SimServer
+    prometheus: alertmanager.ScrapingPrometheus
+
+    def query(self, promql: str) -> list[dict[str, Any]]:
+        """An instant query's result vector."""
+        quoted = urllib.parse.quote(promql)
+        return list(self.prometheus.get_json(f"/api/v1/query?query={quoted}")["data"]["result"])
