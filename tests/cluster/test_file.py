@@ -13,6 +13,7 @@ garbage collector's frozen objects are left as they were.
 
 from __future__ import annotations
 
+import codecs
 import datetime
 import gc
 import json
@@ -184,7 +185,7 @@ def test_a_kubectl_json_dump_is_read_item_by_item() -> None:
     # and slowly: a dump as kubectl prints it, compact or indented, must not.
     dump = kubectl_json()
     for text in (json.dumps(dump), json.dumps(dump, indent=4), json.dumps(dump, indent="\t")):
-        assert loadaware.cluster._file._read_json_list(text) == load_cluster_file(
+        assert loadaware.cluster._file._read_json_list(text.encode()) == load_cluster_file(
             DATA / "cluster.yaml"
         )
 
@@ -214,6 +215,11 @@ def with_items(*items: Any) -> str:
         '{"kind": "List", "items": [], }',
         '{"kind": "List", "items": [{"kind": "Namespace", "metadata": {"name": "a"}}',
         '{"kind": "List", "items": []} {}',
+        # What json.loads reads and msgspec refuses: beyond JSON, or unpaired surrogates.
+        '{"kind": "List", "items": [{"kind": "Namespace", "metadata": {"name": "a"}, "x": NaN}]}',
+        '{"kind": "List", "items": [{"kind": "Namespace", "metadata": {"name": "\\ud800"}}]}',
+        '{"kind": "List", "items": [{"kind": "Namespace", "metadata": {"name": "a"}, "x": 1e400}]}',
+        '{"kind": 7, "items": []}',
     ],
     ids=[
         "kind-before-pods",
@@ -230,6 +236,10 @@ def with_items(*items: Any) -> str:
         "trailing-comma",
         "unclosed",
         "trailing-data",
+        "nan",
+        "unpaired-surrogate",
+        "out-of-range-number",
+        "kind-not-a-string",
     ],
 )
 def test_a_json_list_fails_or_reads_as_a_whole(tmp_path: pathlib.Path, text: str) -> None:
@@ -317,6 +327,21 @@ def test_non_utf8_is_refused(tmp_path: pathlib.Path) -> None:
     path.write_bytes(b"kind: Namespace\nmetadata:\n  name: caf\xe9\n")
     with pytest.raises(InputError, match="not UTF-8"):
         load_cluster_file(path)
+
+
+def test_a_json_list_with_non_utf8_in_a_string_is_refused(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "latin1.json"
+    path.write_bytes(
+        b'{"kind": "List", "items": [{"kind": "Namespace", "metadata": {"name": "caf\xe9"}}]}'
+    )
+    with pytest.raises(InputError, match=r"not UTF-8 text \(byte 74\)"):
+        load_cluster_file(path)
+
+
+def test_a_json_list_after_a_bom_is_read_item_by_item() -> None:
+    text = json.dumps(kubectl_json())
+    listed = loadaware.cluster._file._read_json_list(codecs.BOM_UTF8 + text.encode())
+    assert listed == load_cluster_file(DATA / "cluster.yaml")
 
 
 def test_public_names() -> None:
