@@ -10,8 +10,11 @@ implausible metrics; noop when nothing is hot; same input -> same plan.
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
+import loadaware.plan._build
 from loadaware.cluster import Taint
 from loadaware.plan import CarriedBudget, build_plan, plan_to_json
 from loadaware.policy import LoadAwarePolicy, parse_policy
@@ -373,3 +376,26 @@ def test_max_unavailable_per_workload_counts_pods_already_unavailable(method: st
     carried = CarriedBudget(unavailable_per_workload={"Deployment/default/web": 2})
     plan = build_plan(make_cluster(nodes, pods), usage, policy, NOW, carried=carried)
     assert len(plan.evictions) == 1
+
+
+def test_the_collector_is_held_off_while_planning_and_left_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    cluster, usage = _hot_cluster([("web-a", 0.3), ("web-b", 0.9)])
+    running_while_solving: list[bool] = []
+    solve = loadaware.plan._build._solve
+
+    def watched_solve(problem):  # type: ignore[no-untyped-def]
+        running_while_solving.append(gc.isenabled())
+        return solve(problem)
+
+    monkeypatch.setattr(loadaware.plan._build, "_solve", watched_solve)
+    assert build_plan(cluster, usage, _policy(), NOW).status == "planned"
+    assert running_while_solving == [False]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        build_plan(cluster, usage, _policy(), NOW)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
