@@ -189,15 +189,21 @@ def _ordered_candidates(problem: Problem) -> list[Candidate]:
         return (-float(np.max(over)), table.names[index])
 
     for hot in sorted(problem.hot_indexes, key=severity):
+        candidates = problem.candidates.get(hot, ())
+        if not candidates:
+            continue
         scale = np.where(table.allocatable[hot] > 0, table.allocatable[hot], 1.0)
+        usage = np.array([c.usage for c in candidates])
         # A pod whose usage exceeds every receiving node's headroom cannot move anywhere.
-        movable = [
-            c
-            for c in problem.candidates.get(hot, ())
-            if np.all(c.usage <= biggest_room) and np.any(c.usage > 0)
-        ]
-        movable.sort(key=lambda c: (-float((c.usage / scale).sum()), c.pod.key))
-        order.extend(movable)
+        movable = np.all(usage <= biggest_room, axis=1) & np.any(usage > 0, axis=1)
+        size = (usage / scale).sum(axis=1).tolist()
+        # Larger pods first; the pod key (unique) breaks ties, never the index.
+        ranked = sorted(
+            (-size[i], c.pod.key, i)
+            for i, (c, keep) in enumerate(zip(candidates, movable.tolist(), strict=True))
+            if keep
+        )
+        order.extend(candidates[i] for _size, _key, i in ranked)
     return order
 
 
