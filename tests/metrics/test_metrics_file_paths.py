@@ -6,7 +6,8 @@ out-of-range fields and any generated text; forms outside that shape (t or z, a
 space, a leap second, hour 24, other digits) are still read, or refused with the
 same message; a plain entry loads as the general path loads it (entries with
 `named: {}` take that path), bad ones are listed in file order even when they
-share a timestamp string; plain_sample builds what UsageSample() builds.
+share a timestamp string; plain_sample builds what UsageSample() builds; the
+file is parsed (by msgspec) to what json.loads gives.
 """
 
 from __future__ import annotations
@@ -223,3 +224,24 @@ def test_plain_sample_is_the_sample_init_builds() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         quick.cpu_cores = 1.0  # type: ignore[misc]
     assert quick.named is not _types.plain_sample(0.5, 1024.0, moment).named
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(JSON_VALUES, st.sampled_from([None, 2]))
+def test_the_quick_parser_gives_what_json_gives(value: Any, indent: int | None) -> None:
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    parsed = _file._JSON.decode(text)
+    assert parsed == json.loads(text)
+    assert json.dumps(parsed) == json.dumps(json.loads(text))  # the same types, -0.0 too
