@@ -307,6 +307,11 @@ STEERING_TAINT = Taint(key="loadaware.io/hotspot", value="true", effect="PreferN
 def _least_allocated(
     cpu: _fit.IntArray, alloc_cpu: _fit.IntArray, mem: _fit.IntArray, alloc_mem: _fit.IntArray
 ) -> _fit.IntArray:
+    if alloc_cpu.min(initial=1) > 0 and alloc_mem.min(initial=1) > 0:
+        # Every node has both (the usual case): the general way below, in half the steps.
+        cpu_room = np.where(cpu <= alloc_cpu, (alloc_cpu - cpu) * MAX_NODE_SCORE // alloc_cpu, 0)
+        mem_room = np.where(mem <= alloc_mem, (alloc_mem - mem) * MAX_NODE_SCORE // alloc_mem, 0)
+        return (cpu_room + mem_room) // 2
     total = np.zeros(cpu.shape, dtype=np.int64)
     weights = np.zeros(cpu.shape, dtype=np.int64)
     for requested, allocatable in ((cpu, alloc_cpu), (mem, alloc_mem)):
@@ -325,6 +330,10 @@ def _least_allocated(
 def _balanced_allocation(
     cpu: _fit.IntArray, alloc_cpu: _fit.IntArray, mem: _fit.IntArray, alloc_mem: _fit.IntArray
 ) -> _fit.IntArray:
+    if alloc_cpu.min(initial=1) > 0 and alloc_mem.min(initial=1) > 0:
+        # Every node has both (the usual case): the general way below, in half the steps.
+        std = np.abs((np.minimum(cpu / alloc_cpu, 1.0) - np.minimum(mem / alloc_mem, 1.0)) / 2)
+        return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)
     has_cpu, has_mem = alloc_cpu > 0, alloc_mem > 0
     cpu_fraction = np.minimum(cpu / np.where(has_cpu, alloc_cpu, 1), 1.0)
     mem_fraction = np.minimum(mem / np.where(has_mem, alloc_mem, 1), 1.0)
@@ -449,16 +458,16 @@ def _topology_spread(
     constraints = spread_constraints(pod)
     if not constraints:
         return None
+    domains = [occupancy.domain_codes(key) for key, _skew, _sel in constraints]
     # With constraints of its own a pod ignores nodes lacking any topology key;
     # with the system defaults every node takes part.
-    require_all = bool(pod.topology_spread_constraints)
-    ignored = np.zeros(len(feasible), dtype=np.bool_)
-    domains = [occupancy.domain_codes(key) for key, _skew, _sel in constraints]
-
-    if require_all:
+    ignored: _fit.BoolArray | None = None
+    considered = feasible
+    if pod.topology_spread_constraints:
+        ignored = np.zeros(len(feasible), dtype=np.bool_)
         for codes, _values in domains:
             ignored |= codes[feasible] < 0
-    considered = feasible[~ignored]
+        considered = feasible[~ignored]
     include = occupancy.affinity_mask(pod)
     raw = np.zeros(len(feasible), dtype=np.float64)
     for (key, max_skew, selector), (codes, values) in zip(constraints, domains, strict=True):
@@ -475,7 +484,7 @@ def _topology_spread(
         if gone:
             counts = counts.copy()
             np.subtract.at(counts, gone, 1)
-        has_key = codes[feasible] >= 0
+        feasible_codes = codes[feasible]
         if key == HOSTNAME_KEY:
             size = len(considered)
             per_node = counts[feasible]
@@ -488,12 +497,14 @@ def _topology_spread(
             size = int(present.sum())
             member = present[shifted] & include
             totals = np.bincount(shifted[member], weights=counts[member], minlength=len(present))
-            per_node = totals[shifted[feasible]]
+            per_node = totals[feasible_codes + 1]
         weight = math.log(size + 2)
-        raw += np.where(has_key, per_node * weight + (max_skew - 1), 0.0)
+        score = per_node * weight + (max_skew - 1)
+        has_key = feasible_codes >= 0
+        raw += score if has_key.all() else np.where(has_key, score, 0.0)
     # math.Round: halves away from zero (the values are not negative).
     scores = np.floor(raw + 0.5).astype(np.int64)
-    valid = scores[~ignored]
+    valid = scores if ignored is None else scores[~ignored]
     if not valid.size:
         return np.zeros(len(feasible), dtype=np.int64)
     low, high = int(valid.min()), int(valid.max())
@@ -501,7 +512,7 @@ def _topology_spread(
         normalised = np.full(len(feasible), MAX_NODE_SCORE, dtype=np.int64)
     else:
         normalised = MAX_NODE_SCORE * (high + low - scores) // high
-    return np.where(ignored, 0, normalised)
+    return normalised if ignored is None else np.where(ignored, 0, normalised)
 
 
 def _inter_pod_affinity(

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from loadaware.cluster._types import (
     LabelSelector,
@@ -23,6 +26,7 @@ from loadaware.cluster._types import (
     Taint,
     Toleration,
 )
+from loadaware.plan import _scheduler
 from loadaware.plan._fit import Occupancy
 from loadaware.plan._scheduler import predict_node, score_nodes, score_replacement
 from tests.lib.builders import GiB, MiB, make_cluster, make_node, make_pod
@@ -235,3 +239,29 @@ def test_siblings_are_the_pods_the_owner_selects() -> None:
     ]
     spread = _spread_scores(pods[0], occupancy(nodes, pods))
     assert spread["c"] > spread["b"] > spread["a"], spread
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 256_000),  # allocatable cpu, millicores
+            st.integers(1, 2**44),  # allocatable memory, bytes
+            st.floats(0, 1.5),  # requested share of cpu
+            st.floats(0, 1.5),  # requested share of memory
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_resource_scores_of_nodes_with_cpu_and_memory_are_the_general_ones(
+    nodes: list[tuple[int, int, float, float]],
+) -> None:
+    # A node without cpu takes the general way for every node; it is cut off again.
+    alloc_cpu = np.array([n[0] for n in nodes] + [0], dtype=np.int64)
+    alloc_mem = np.array([n[1] for n in nodes] + [1], dtype=np.int64)
+    cpu = np.array([int(n[0] * n[2]) for n in nodes] + [1], dtype=np.int64)
+    mem = np.array([int(n[1] * n[3]) for n in nodes] + [1], dtype=np.int64)
+    for score in (_scheduler._least_allocated, _scheduler._balanced_allocation):
+        general = score(cpu, alloc_cpu, mem, alloc_mem)[:-1]
+        assert np.array_equal(score(cpu[:-1], alloc_cpu[:-1], mem[:-1], alloc_mem[:-1]), general)
