@@ -6,7 +6,7 @@ paginated (`limit`, 500 by default, and `continue`), so a 150,000-pod cluster
 costs the API server many small requests rather than one huge one.
 
 Speed: lists are requested as raw JSON (the client's own deserialisation is
-skipped) and parsed with the json module while a thread already fetches the
+skipped) and parsed with msgspec while a thread already fetches the
 next page, then converted by the same `cluster_state_from_objects`
 the file loader uses. Deserialising into the client's model classes and
 back (`sanitize_for_serialization`) is an order of magnitude slower at this
@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import kubernetes
+import msgspec
 import urllib3
 
 from loadaware import collector
@@ -201,8 +202,8 @@ def _list_all(
 
 def _parse(path: str, data: bytes) -> dict[str, Any]:
     try:
-        page = json.loads(data)
-    except ValueError as exc:
+        page = _JSON.decode(data)
+    except msgspec.DecodeError as exc:
         raise ClusterError(
             f"listing {path}: the response is not JSON: {exc}", reference="cluster-bad-response"
         ) from exc
@@ -213,6 +214,8 @@ def _parse(path: str, data: bytes) -> dict[str, Any]:
     return page
 
 
+# Twice as fast as the json module on the API server's JSON (which has no NaN).
+_JSON = msgspec.json.Decoder()
 _CONTINUE = re.compile(rb'"continue":"([^"]*)"')
 _HEAD_BYTES = 8192
 

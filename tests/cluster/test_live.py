@@ -177,3 +177,18 @@ def test_plan_on_a_kubectl_dump_equals_plan_on_the_scenario_file(
     assert from_file["status"] == "planned"
     assert from_file["evictions"]
     assert from_api == from_file
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (b"<html>upstream timeout</html>", "the response is not JSON"),
+        (b'{"kind": "PodList", "items": [', "the response is not JSON"),
+        (b"[]", "the response is not a list object"),
+    ],
+)
+def test_a_page_that_is_no_list_object_is_a_cluster_error(body: bytes, problem: str) -> None:
+    with pytest.raises(errors.ClusterError, match=problem) as caught:
+        cluster._live._parse("/api/v1/pods", body)
+    assert caught.value.reference == "cluster-bad-response"
+    assert "listing /api/v1/pods" in str(caught.value)
