@@ -690,16 +690,8 @@ def _read_pod(raw: RawObject, r: _Reader) -> tuple[_types.Pod, bool]:
 
     containers = r.sequence(spec.get("containers"), "spec.containers")
     init_containers = r.sequence(spec.get("initContainers"), "spec.initContainers")
-    plain_requests = None if init_containers else _plain_container_requests(containers)
-    if plain_requests is None:
-        cpu, memory = _container_requests_sum(r, containers, init_containers)
-    else:
-        cpu, memory = plain_requests
-    cpu, memory = _pod_requests(r, spec, cpu, memory)
-    if plain_requests is None:
-        extended = _extended_requests(r, containers, init_containers)
-    else:
-        extended = {}  # plain containers request no extended resource
+    cpu, memory = _pod_requests(r, spec, containers, init_containers)
+    extended = _extended_requests(r, containers, init_containers)
 
     qos_class = r.string(status.get("qosClass"), "status.qosClass")
     if not qos_class:
@@ -762,8 +754,7 @@ def _read_pod(raw: RawObject, r: _Reader) -> tuple[_types.Pod, bool]:
         required_node_affinity=node_affinity,
         required_pod_affinity=pod_affinity,
         required_pod_anti_affinity=pod_anti_affinity,
-        # Plain containers bind no host port.
-        host_ports=() if plain_requests is not None else _host_ports(r, containers, init_containers),
+        host_ports=_host_ports(r, containers, init_containers),
         preferred_node_affinity=preferred_node_affinity,
         preferred_pod_affinity=preferred_pod_affinity,
         preferred_pod_anti_affinity=preferred_pod_anti_affinity,
@@ -775,16 +766,16 @@ def _read_pod(raw: RawObject, r: _Reader) -> tuple[_types.Pod, bool]:
     return pod, spec.get("priority") is None
 
 
-def _container_requests_sum(
-    r: _Reader, containers: list[Any], init_containers: list[Any]
+def _pod_requests(
+    r: _Reader, spec: Mapping[str, Any], containers: list[Any], init_containers: list[Any]
 ) -> tuple[int, int]:
-    """(cpu, memory) requests of the containers in nano-units, as kube-scheduler sums
-    them (resource.PodRequests), before _pod_requests adds what the pod itself states.
+    """(cpu, memory) requests in nano-units, as kube-scheduler sums them (resource.PodRequests).
 
     Regular containers and sidecars (init containers with restartPolicy Always)
     run together for the pod's life, so they add up. A plain init container runs
-    alone, next to the sidecars started before it, so only its peak counts. Sums
-    are exact; the caller rounds once, as Kubernetes does.
+    alone, next to the sidecars started before it, so only its peak counts. Pod
+    overhead (RuntimeClass) comes on top. Sums are exact; the caller rounds once,
+    as Kubernetes does.
     """
     cpu, memory = 0, 0
     for i, container in enumerate(containers):
@@ -806,55 +797,9 @@ def _container_requests_sum(
             step_cpu, step_memory = c_cpu + sidecar_cpu, c_memory + sidecar_memory
         init_peak_cpu = max(init_peak_cpu, step_cpu)
         init_peak_memory = max(init_peak_memory, step_memory)
-    return max(cpu, init_peak_cpu), max(memory, init_peak_memory)
+    cpu = max(cpu, init_peak_cpu)
+    memory = max(memory, init_peak_memory)
 
-
-def _plain_container_requests(containers: list[Any]) -> tuple[int, int] | None:
-    """_container_requests_sum of regular containers as the API server writes them
-    that request no extended resource and bind no host port, nearly every pod's:
-    then _extended_requests and _host_ports would find nothing, and are not called.
-    None for anything else (read by those three, whose errors name the field)."""
-    cpu, memory = 0, 0
-    for container in containers:
-        if type(container) is not dict:
-            return None
-        resources = container.get("resources")
-        if resources:
-            if type(resources) is not dict:
-                return None
-            try:
-                c_cpu, c_memory = _plain_requests(resources)
-            except _NotPlainError:
-                return None
-            # _plain_requests leaves requests and limits dicts or None.
-            for names in (resources.get("requests"), resources.get("limits")):
-                if names and not _NO_DOMAIN.issuperset(names) and _has_domain(names):
-                    return None
-            cpu += c_cpu or 0
-            memory += c_memory or 0
-        ports = container.get("ports")
-        if ports:
-            if type(ports) is not list:
-                return None
-            for port in ports:
-                if type(port) is not dict or port.get("hostPort"):
-                    return None
-    return cpu, memory
-
-
-# Resource names containers commonly request; none is an extended resource.
-_NO_DOMAIN = frozenset({"cpu", "memory", "ephemeral-storage"})
-
-
-def _has_domain(names: Iterable[Any]) -> bool:
-    """Whether a name (or a name that is not a string) may be an extended resource."""
-    return any(type(name) is not str or "/" in name for name in names)
-
-
-def _pod_requests(r: _Reader, spec: Mapping[str, Any], cpu: int, memory: int) -> tuple[int, int]:
-    """The containers' (cpu, memory) requests, from _container_requests_sum, as
-    kube-scheduler takes them for the pod: pod-level resources in their place, pod
-    overhead (RuntimeClass) on top."""
     # Pod-level resources (spec.resources) replace the container sum for the
     # resources they name; the API server refuses them where the feature is off.
     pod_resources = spec.get("resources")
