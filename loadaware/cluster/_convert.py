@@ -48,7 +48,15 @@ _WORKLOAD_KINDS = frozenset(
     }
 )
 
-_READ_KINDS = frozenset({_NODE, _POD, _NAMESPACE, _PDB, _PRIORITY_CLASS, _WORKLOAD})
+# What each kind read is read as (workloads in one list, so that they keep their
+# input order), and whether its objects are namespaced.
+_READ_AS: dict[tuple[str, str], tuple[tuple[str, str], bool]] = {
+    **{
+        key: (key, key not in _CLUSTER_SCOPED)
+        for key in (_NODE, _POD, _NAMESPACE, _PDB, _PRIORITY_CLASS)
+    },
+    **{key: (_WORKLOAD, True) for key in _WORKLOAD_KINDS},
+}
 
 # Built into every API server; pods naming them get these values from admission.
 _UNKNOWN_CLASS_PRIORITY = 2_000_000_000
@@ -150,7 +158,7 @@ class _Reader:
     def string_map(self, value: Any, path: str, *where: object) -> dict[str, str]:
         if value is None:
             return {}
-        result = dict(self.mapping(value, path, *where))
+        result = dict(value if type(value) is dict else self.mapping(value, path, *where))
         for key, item in result.items():
             # YAML turns unquoted `true` or `1` into non-strings; the API would refuse them.
             if type(item) is not str or type(key) is not str:
@@ -172,19 +180,34 @@ class _Reader:
 
     def timestamp(self, value: Any, path: str, *where: object) -> datetime.datetime | None:
         if type(value) is str:
-            try:
-                moment = datetime.datetime.fromisoformat(value)
-            except ValueError:
-                self.fail(path, f"invalid timestamp {value!r}: expected RFC 3339", *where)
-        elif value is None:
+            moment = _TIMESTAMPS.get(value)
+            if moment is None:
+                try:
+                    parsed = datetime.datetime.fromisoformat(value)
+                except ValueError:
+                    self.fail(path, f"invalid timestamp {value!r}: expected RFC 3339", *where)
+                moment = _in_utc(parsed)
+                if len(_TIMESTAMPS) >= _TIMESTAMPS_KEPT:
+                    _TIMESTAMPS.clear()
+                _TIMESTAMPS[value] = moment
+            return moment
+        if value is None:
             return None
-        elif isinstance(value, datetime.datetime):
-            moment = value  # YAML reads unquoted timestamps itself
-        else:
-            self.fail(path, f"expected an RFC 3339 timestamp, got {_type_name(value)}", *where)
-        if moment.tzinfo is None:
-            return moment.replace(tzinfo=datetime.UTC)
-        return moment.astimezone(datetime.UTC)
+        if isinstance(value, datetime.datetime):
+            return _in_utc(value)  # YAML reads unquoted timestamps itself
+        self.fail(path, f"expected an RFC 3339 timestamp, got {_type_name(value)}", *where)
+
+
+# Timestamps read, by their text: a pod's startTime is mostly its creationTimestamp,
+# and the pods of one rollout share theirs. Bounded, as _TOLERATIONS.
+_TIMESTAMPS: dict[str, datetime.datetime] = {}
+_TIMESTAMPS_KEPT = 4096
+
+
+def _in_utc(moment: datetime.datetime) -> datetime.datetime:
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=datetime.UTC)
+    return moment.astimezone(datetime.UTC)
 
 
 # --- plain readers ----------------------------------------------------------------------
@@ -317,12 +340,11 @@ def _read_as(raw: RawObject, position: int) -> tuple[tuple[str, str], _Reader] |
         raise InputError(
             f"object #{position}: kind: missing; every object needs kind and apiVersion"
         )
-    key = (_api_group(raw), kind)
-    if key in _WORKLOAD_KINDS:
-        key = _WORKLOAD  # one list, so that workloads keep their input order
-    if key not in _READ_KINDS:
+    read_as = _READ_AS.get((_api_group(raw), kind))
+    if read_as is None:
         return None
-    return key, _reader_for(raw, kind, position, key not in _CLUSTER_SCOPED)
+    key, namespaced = read_as
+    return key, _reader_for(raw, kind, position, namespaced)
 
 
 def cluster_state_from_stream(objects: Iterable[Any]) -> _types.ClusterState:
@@ -423,7 +445,9 @@ def _namespace_of(raw: RawObject, r: _Reader) -> str:
 
 def _owner_of(raw: RawObject, r: _Reader) -> _types.OwnerRef | None:
     """The controller ownerReference, else the first one."""
-    refs = r.sequence(raw["metadata"].get("ownerReferences"), "metadata.ownerReferences")
+    refs = raw["metadata"].get("ownerReferences")
+    if type(refs) is not list:
+        refs = r.sequence(refs, "metadata.ownerReferences")
     if not refs:
         return None
     chosen = 0
@@ -432,7 +456,9 @@ def _owner_of(raw: RawObject, r: _Reader) -> _types.OwnerRef | None:
             chosen = i
             break
     path = "metadata.ownerReferences[{}]"
-    ref = r.mapping(refs[chosen], path, chosen)
+    ref = refs[chosen]
+    if type(ref) is not dict:
+        ref = r.mapping(ref, path, chosen)
     kind, name, uid = ref.get("kind"), ref.get("name"), ref.get("uid")
     if type(kind) is str and type(name) is str and type(uid) is str and kind and name:
         return _owner_ref(kind, name, uid)  # as the API server writes them: nothing to check
@@ -453,11 +479,13 @@ def _label_selector(r: _Reader, value: Any, path: str) -> _types.LabelSelector |
     if value is None:
         return None
     selector = r.mapping(value, path)
+    expressions = selector.get("matchExpressions")
     return _types.LabelSelector(
-        match_labels=r.string_map(selector.get("matchLabels"), f"{path}.matchLabels"),
-        match_expressions=_requirements(
-            r, selector.get("matchExpressions"), f"{path}.matchExpressions", _LABEL_OPERATORS
-        ),
+        match_labels=r.string_map(selector.get("matchLabels"), "{}.matchLabels", path),
+        # Workload selectors mostly have none; their paths are not formatted for nothing.
+        match_expressions=()
+        if expressions is None
+        else _requirements(r, expressions, f"{path}.matchExpressions", _LABEL_OPERATORS),
     )
 
 
@@ -602,7 +630,8 @@ def _convert_workload(raw: RawObject, r: _Reader) -> _types.Workload:
 
 class _WorkloadResolver:
     """The top of a pod owner's chain, following owner references through the
-    workloads in the input (ReplicaSet -> Deployment, Job -> CronJob).
+    workloads in the input (ReplicaSet -> Deployment, Job -> CronJob), and the
+    owner's selector.
 
     A chain stops at the first object not in the input: its reference is the
     workload. Nothing is inferred from names (`web-7d9f` is not assumed to
@@ -611,21 +640,26 @@ class _WorkloadResolver:
 
     def __init__(self, workloads: Mapping[str, _types.Workload]) -> None:
         self._workloads = workloads
-        self._cache: dict[tuple[str, str, str, str], _types.OwnerRef] = {}
+        self._cache: dict[tuple[str, str, str, str], _ResolvedOwner] = {}
 
-    def selector(self, namespace: str, owner: _types.OwnerRef) -> _types.LabelSelector | None:
-        """The owner's spec.selector; None when the owner is not in the input (or is
-        a same-named successor, with another uid)."""
+    def resolve(self, namespace: str, owner: _types.OwnerRef) -> _ResolvedOwner:
+        """The top of the owner's chain, and the owner's spec.selector: None when the
+        owner is not in the input (or is a same-named successor, with another uid)."""
+        cache_key = (namespace, owner.kind, owner.name, owner.uid)
+        cached = self._cache.get(cache_key)
+        if cached is not None:
+            return cached
+        resolved = self._top(namespace, owner), self._selector(namespace, owner)
+        self._cache[cache_key] = resolved
+        return resolved
+
+    def _selector(self, namespace: str, owner: _types.OwnerRef) -> _types.LabelSelector | None:
         workload = self._workloads.get(f"{owner.kind}/{namespace}/{owner.name}")
         if workload is None or (owner.uid and workload.uid and owner.uid != workload.uid):
             return None
         return workload.selector
 
-    def resolve(self, namespace: str, owner: _types.OwnerRef) -> _types.OwnerRef:
-        cache_key = (namespace, owner.kind, owner.name, owner.uid)
-        cached = self._cache.get(cache_key)
-        if cached is not None:
-            return cached
+    def _top(self, namespace: str, owner: _types.OwnerRef) -> _types.OwnerRef:
         current = owner
         seen: set[str] = set()
         while True:
@@ -639,8 +673,11 @@ class _WorkloadResolver:
                 break
             seen.add(key)
             current = workload.owner
-        self._cache[cache_key] = current
         return current
+
+
+# The top of an owner's chain, and the owner's spec.selector (see _WorkloadResolver).
+_ResolvedOwner: TypeAlias = tuple[_types.OwnerRef, _types.LabelSelector | None]
 
 
 # --- Pod --------------------------------------------------------------------------------
@@ -670,8 +707,9 @@ def _complete_pod(
     has seen the pod yet, and building it anew would cost as much as reading it.
     """
     if pod.owner is not None:
-        object.__setattr__(pod, "workload", resolver.resolve(pod.namespace, pod.owner))
-        object.__setattr__(pod, "owner_selector", resolver.selector(pod.namespace, pod.owner))
+        workload, owner_selector = resolver.resolve(pod.namespace, pod.owner)
+        object.__setattr__(pod, "workload", workload)
+        object.__setattr__(pod, "owner_selector", owner_selector)
     if class_priority:
         priority = _class_priority(pod.priority_class_name, priority_classes, default_priority)
         object.__setattr__(pod, "priority", priority)
@@ -690,21 +728,25 @@ def _read_pod(raw: RawObject, r: _Reader) -> tuple[_types.Pod, bool]:
 
     containers = r.sequence(spec.get("containers"), "spec.containers")
     init_containers = r.sequence(spec.get("initContainers"), "spec.initContainers")
-    cpu, memory = _pod_requests(r, spec, containers, init_containers)
-    extended = _extended_requests(r, containers, init_containers)
+    plain_requests = None if init_containers else _plain_container_requests(containers)
+    if plain_requests is None:
+        cpu, memory = _container_requests_sum(r, containers, init_containers)
+        cpu, memory = _pod_requests(r, spec, cpu, memory)
+        extended = _extended_requests(r, containers, init_containers)
+    else:
+        cpu, memory = _pod_requests(r, spec, *plain_requests)
+        extended = {}
 
     qos_class = r.string(status.get("qosClass"), "status.qosClass")
     if not qos_class:
         qos_class = _pod_qos_class(r, spec, containers, init_containers)
 
     owner = _owner_of(raw, r)
-    volumes = [
-        v if type(v) is dict else r.mapping(v, "spec.volumes[{}]", i)
-        for i, v in enumerate(r.sequence(spec.get("volumes"), "spec.volumes"))
-    ]
     # As the descheduler's IsPodWithLocalStorage: memory-backed emptyDirs count too.
     has_local_storage = has_pvc = False
-    for volume in volumes:
+    for i, volume in enumerate(r.sequence(spec.get("volumes"), "spec.volumes")):
+        if type(volume) is not dict:
+            volume = r.mapping(volume, "spec.volumes[{}]", i)
         if volume.get("emptyDir") is not None or volume.get("hostPath") is not None:
             has_local_storage = True
         if volume.get("persistentVolumeClaim") is not None:
@@ -754,7 +796,9 @@ def _read_pod(raw: RawObject, r: _Reader) -> tuple[_types.Pod, bool]:
         required_node_affinity=node_affinity,
         required_pod_affinity=pod_affinity,
         required_pod_anti_affinity=pod_anti_affinity,
-        host_ports=_host_ports(r, containers, init_containers),
+        host_ports=()
+        if plain_requests is not None
+        else _host_ports(r, containers, init_containers),
         preferred_node_affinity=preferred_node_affinity,
         preferred_pod_affinity=preferred_pod_affinity,
         preferred_pod_anti_affinity=preferred_pod_anti_affinity,
@@ -766,16 +810,16 @@ def _read_pod(raw: RawObject, r: _Reader) -> tuple[_types.Pod, bool]:
     return pod, spec.get("priority") is None
 
 
-def _pod_requests(
-    r: _Reader, spec: Mapping[str, Any], containers: list[Any], init_containers: list[Any]
+def _container_requests_sum(
+    r: _Reader, containers: list[Any], init_containers: list[Any]
 ) -> tuple[int, int]:
-    """(cpu, memory) requests in nano-units, as kube-scheduler sums them (resource.PodRequests).
+    """(cpu, memory) requests of the containers in nano-units, as kube-scheduler sums
+    them (resource.PodRequests), before _pod_requests adds what the pod itself states.
 
     Regular containers and sidecars (init containers with restartPolicy Always)
     run together for the pod's life, so they add up. A plain init container runs
-    alone, next to the sidecars started before it, so only its peak counts. Pod
-    overhead (RuntimeClass) comes on top. Sums are exact; the caller rounds once,
-    as Kubernetes does.
+    alone, next to the sidecars started before it, so only its peak counts. Sums
+    are exact; the caller rounds once, as Kubernetes does.
     """
     cpu, memory = 0, 0
     for i, container in enumerate(containers):
@@ -797,9 +841,57 @@ def _pod_requests(
             step_cpu, step_memory = c_cpu + sidecar_cpu, c_memory + sidecar_memory
         init_peak_cpu = max(init_peak_cpu, step_cpu)
         init_peak_memory = max(init_peak_memory, step_memory)
-    cpu = max(cpu, init_peak_cpu)
-    memory = max(memory, init_peak_memory)
+    return max(cpu, init_peak_cpu), max(memory, init_peak_memory)
 
+
+def _plain_container_requests(containers: list[Any]) -> tuple[int, int] | None:
+    """_container_requests_sum for a pod without init containers whose containers are
+    as the API server writes them, request no extended resource and bind no host
+    port, nearly every pod: _extended_requests and _host_ports would find nothing,
+    and are not called. None for any other containers, read by those three, whose
+    errors name the field."""
+    cpu, memory = 0, 0
+    for container in containers:
+        if type(container) is not dict:
+            return None
+        resources = container.get("resources")
+        if resources:
+            if type(resources) is not dict:
+                return None
+            try:
+                c_cpu, c_memory = _plain_requests(resources)
+            except _NotPlainError:
+                return None
+            # _plain_requests leaves requests and limits dicts or None.
+            for names in (resources.get("requests"), resources.get("limits")):
+                if names and not _NO_DOMAIN.issuperset(names) and _has_domain(names):
+                    return None
+            cpu += c_cpu or 0
+            memory += c_memory or 0
+        ports = container.get("ports")
+        if ports:
+            if type(ports) is not list:
+                return None
+            for port in ports:
+                if type(port) is not dict or port.get("hostPort"):
+                    return None
+    return cpu, memory
+
+
+# Resource names containers commonly request, none an extended resource: a set check
+# clears most containers before _has_domain looks at each name, at a greater cost.
+_NO_DOMAIN = frozenset({"cpu", "memory", "ephemeral-storage"})
+
+
+def _has_domain(names: Iterable[Any]) -> bool:
+    """Whether a name (or a name that is not a string) may be an extended resource."""
+    return any(type(name) is not str or "/" in name for name in names)
+
+
+def _pod_requests(r: _Reader, spec: Mapping[str, Any], cpu: int, memory: int) -> tuple[int, int]:
+    """The containers' (cpu, memory) requests, from _container_requests_sum, as
+    kube-scheduler takes them for the pod: pod-level resources in their place, pod
+    overhead (RuntimeClass) on top."""
     # Pod-level resources (spec.resources) replace the container sum for the
     # resources they name; the API server refuses them where the feature is off.
     pod_resources = spec.get("resources")
@@ -926,8 +1018,15 @@ def _plain_nanos(value: Any) -> int | None:
         return None
     if type(value) is not str:
         raise _NotPlainError  # YAML numbers: read (and refused where they must be) by r.nanos
+    return _plain_text_nanos(value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain_text_nanos(text: str) -> int:
+    # Cached here as well as in _quantity: a dump repeats a few dozen quantities over
+    # all its containers, and this saves a call for each.
     try:
-        amount = _quantity.to_nanos(value)
+        amount = _quantity.to_nanos(text)
     except ValueError:
         raise _NotPlainError from None
     if amount < 0:
@@ -1210,8 +1309,11 @@ def _container_statuses(
 ) -> tuple[_types.ContainerStatus, ...]:
     result = []
     for field_name, init in (("initContainerStatuses", True), ("containerStatuses", False)):
+        items = status.get(field_name)
+        if items is None:
+            continue  # as r.sequence reads it: no entry
         path = "status." + field_name
-        for i, item in enumerate(r.sequence(status.get(field_name), path)):
+        for i, item in enumerate(r.sequence(items, path)):
             try:
                 result.append(_plain_container_status(item, init))
             except _NotPlainError:
@@ -1224,20 +1326,27 @@ def _plain_container_status(item: Any, init: bool) -> _types.ContainerStatus:
     checks; _NotPlainError for anything else."""
     entry = _plain_object(item)
     state = _plain_object(entry.get("state"))
-    waiting = _plain_object(state.get("waiting"))
-    terminated = _plain_object(state.get("terminated"))
     count = entry.get("restartCount")
-    exit_code = terminated.get("exitCode")
-    if not (count is None or type(count) is int) or not (
-        exit_code is None or type(exit_code) is int
-    ):
+    if not (count is None or type(count) is int):
         raise _NotPlainError
+    # Nearly every container is running, with neither of these to read.
+    waiting, terminated = state.get("waiting"), state.get("terminated")
+    waiting_reason = terminated_reason = ""
+    exit_code = None
+    if waiting is not None:
+        waiting_reason = _plain_text(_plain_object(waiting).get("reason"))
+    if terminated is not None:
+        terminated = _plain_object(terminated)
+        terminated_reason = _plain_text(terminated.get("reason"))
+        exit_code = terminated.get("exitCode")
+        if not (exit_code is None or type(exit_code) is int):
+            raise _NotPlainError
     return _container_status(
         _plain_text(entry.get("name")),
         init,
         count or 0,
-        _plain_text(waiting.get("reason")),
-        _plain_text(terminated.get("reason")),
+        waiting_reason,
+        terminated_reason,
         exit_code,
     )
 

@@ -7,8 +7,8 @@ far more likely a failed dump than an empty cluster.
 
 A dump of a large cluster (150,000 pods) is hundreds of megabytes, and YAML
 parsing would take minutes. A JSON List, what `kubectl get -o json` prints, is
-read one item at a time with msgspec (see _read_json_list); any other JSON with
-the json module.
+read one item at a time with msgspec, keeping only the parts of each item that
+are converted (see _read_json_list); any other JSON with the json module.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import codecs
 import json
 import os
 import re
-from typing import Any
+from typing import Any, TypedDict
 
 import msgspec
 import yaml
@@ -75,8 +75,126 @@ class _JsonList(msgspec.Struct):
     items: list[msgspec.Raw]
 
 
+# --- what the converter reads ----------------------------------------------------------
+#
+# Parsed with these TypedDicts, an item keeps only the keys they name (total=False: any
+# may be missing): the images, env, probes, condition timestamps and pod templates of a
+# large dump are skipped as msgspec parses, rather than built and freed. Each names every
+# key _convert reads at its place, its value (Any) left for _convert to check;
+# tests/cluster/test_item_schema.py checks that.
+
+
+class _RawContainer(TypedDict, total=False):
+    resources: Any
+    ports: Any
+    restartPolicy: Any
+
+
+class _RawVolume(TypedDict, total=False):
+    emptyDir: Any
+    hostPath: Any
+    persistentVolumeClaim: Any
+
+
+class _RawSpec(TypedDict, total=False):
+    # Pod
+    containers: list[_RawContainer] | None
+    initContainers: list[_RawContainer] | None
+    volumes: list[_RawVolume] | None
+    nodeName: Any
+    priority: Any
+    priorityClassName: Any
+    tolerations: Any
+    affinity: Any
+    nodeSelector: Any
+    resources: Any
+    overhead: Any
+    resourceClaims: Any
+    topologySpreadConstraints: Any
+    # Node
+    taints: Any
+    unschedulable: Any
+    # workloads and PodDisruptionBudget
+    replicas: Any
+    selector: Any
+    minAvailable: Any
+    maxUnavailable: Any
+
+
+class _RawContainerState(TypedDict, total=False):
+    waiting: Any
+    terminated: Any
+
+
+class _RawContainerStatus(TypedDict, total=False):
+    name: Any
+    restartCount: Any
+    state: _RawContainerState | None
+
+
+class _RawCondition(TypedDict, total=False):
+    type: Any
+    status: Any
+
+
+class _RawStatus(TypedDict, total=False):
+    # Pod
+    phase: Any
+    conditions: list[_RawCondition] | None  # Node too
+    qosClass: Any
+    startTime: Any
+    reason: Any
+    containerStatuses: list[_RawContainerStatus] | None
+    initContainerStatuses: list[_RawContainerStatus] | None
+    # Node
+    allocatable: Any
+    capacity: Any
+    # DaemonSet
+    desiredNumberScheduled: Any
+    # PodDisruptionBudget
+    disruptionsAllowed: Any
+    observedGeneration: Any
+
+
+class _RawMetadata(TypedDict, total=False):
+    name: Any
+    namespace: Any
+    uid: Any
+    generation: Any
+    labels: Any
+    annotations: Any
+    ownerReferences: Any
+    creationTimestamp: Any
+    deletionTimestamp: Any
+
+
+class _RawItem(TypedDict, total=False):
+    apiVersion: Any
+    kind: Any
+    metadata: _RawMetadata | None
+    spec: _RawSpec | None
+    status: _RawStatus | None
+    items: Any  # of a nested List: parsed in full
+    # PriorityClass
+    value: Any
+    globalDefault: Any
+
+
 _JSON_LIST = msgspec.json.Decoder(_JsonList)
-_JSON_ITEM = msgspec.json.Decoder()
+_JSON_ITEM = msgspec.json.Decoder(_RawItem)
+_JSON_ANY = msgspec.json.Decoder()
+
+
+def _read_item(raw: msgspec.Raw, is_ascii: bool) -> Any:
+    """The item as _RawItem, or in full where it has another shape. In full too where
+    its text is not all ASCII: msgspec checks the UTF-8 only of the strings it parses,
+    and a byte that is not UTF-8 anywhere in the file must get it refused."""
+    if is_ascii or bytes(raw).isascii():
+        try:
+            return _JSON_ITEM.decode(raw)
+        except msgspec.ValidationError:
+            pass
+    return _JSON_ANY.decode(raw)
 
 
 def _read_json_list(data: bytes) -> _types.ClusterState | None:
@@ -85,9 +203,10 @@ def _read_json_list(data: bytes) -> _types.ClusterState | None:
     Parsed whole, a dump of 150,000 pods is gigabytes of objects alive at once;
     scattered over that much memory they are slower to build, read and free.
 
-    msgspec parses, twice as fast as the json module, and it checks the UTF-8 of
-    every string as it goes; it refuses what json.loads reads as a number beyond
-    JSON (NaN, Infinity, 1e400) and unpaired surrogates.
+    msgspec parses, twice as fast as the json module, the parts of each item that
+    are converted (_RawItem), and checks the UTF-8 of the text (see _read_item); it
+    refuses what json.loads reads as a number beyond JSON (NaN, Infinity, and 1e400
+    in the parts it keeps) and unpaired surrogates.
 
     None for any other file, and for a List with anything wrong in it: the caller
     then reads the text whole, which reports the first problem in the order it
@@ -99,7 +218,8 @@ def _read_json_list(data: bytes) -> _types.ClusterState | None:
         listed = _JSON_LIST.decode(memoryview(data)[start:])
         if not listed.kind.endswith("List"):
             return None  # _convert.iter_objects would not flatten it
-        return _convert.cluster_state_from_stream(_JSON_ITEM.decode(raw) for raw in listed.items)
+        is_ascii = data.isascii()
+        return _convert.cluster_state_from_stream(_read_item(raw, is_ascii) for raw in listed.items)
     except Exception:  # whatever it is, reading the text whole says it as before
         return None
 

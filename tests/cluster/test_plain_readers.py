@@ -1,19 +1,22 @@
 """The shortcuts of the converter read what its checked readers read (Hypothesis).
 
-Covered: a container's resources, a container status and a pod's tolerations,
-read the quick way (objects and strings as the API server writes them, a list
-of tolerations read once for the pods that share it) give the same value or
-the same error as the checked reading, whatever the input; tolerations come
-back the same however often a list was read before, and a list read before does
-not vouch for a different one.
+Covered: a container's resources, a pod's containers (their requests, and that
+they request no extended resource and bind no host port), a container status and
+a pod's tolerations, read the quick way (objects and strings as the API server
+writes them, a list of tolerations read once for the pods that share it) give the
+same value or the same error as the checked reading, whatever the input;
+tolerations and timestamps come back the same however often they were read
+before, and a list read before does not vouch for a different one.
 """
 
 from __future__ import annotations
 
+import datetime
 from types import MappingProxyType
 from typing import Any
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from loadaware.cluster import _convert
@@ -55,7 +58,8 @@ JSON = st.recursive(
     max_leaves=12,
 )
 QUANTITIES = st.dictionaries(
-    st.sampled_from(["cpu", "memory", "nvidia.com/gpu"]),
+    # 7: YAML reads an unquoted number as a key too.
+    st.sampled_from(["cpu", "memory", "ephemeral-storage", "nvidia.com/gpu", "hugepages-2Mi", 7]),
     st.one_of(st.sampled_from(["250m", "1", "64Mi", "0.5Gi", "-5m", "1x", ""]), SCALARS),
     max_size=3,
 )
@@ -78,6 +82,23 @@ CONTAINER_STATUSES = st.one_of(
         },
     ),
 )
+PORTS = st.lists(
+    st.fixed_dictionaries(
+        {"containerPort": st.integers(1, 3)},
+        optional={"hostPort": st.sampled_from([0, 80, None, "", "80", True, False, 0.0])},
+    )
+    | JSON,
+    max_size=2,
+)
+CONTAINER = st.fixed_dictionaries(
+    {"name": st.sampled_from(["app", "proxy"])},
+    optional={
+        "resources": RESOURCES | SCALARS,
+        "ports": PORTS | JSON,
+        "restartPolicy": st.sampled_from(["Always", "Never"]),
+    },
+)
+CONTAINERS = st.lists(CONTAINER, max_size=3) | st.lists(CONTAINER | JSON, max_size=3)
 TOLERATION = st.fixed_dictionaries(
     {},
     optional={
@@ -107,6 +128,23 @@ def test_resources_read_quickly_as_with_the_checks(resources: Any) -> None:
     assert quick == outcome(_convert._requests_of, READER, checked_input, "spec.resources")
 
 
+@settings(max_examples=500, deadline=None)
+@given(CONTAINERS)
+@example([{"name": "app", "resources": {"requests": {7: "1"}}}])  # a YAML number as a name
+@example([{"name": "app", "resources": {"limits": {"nvidia.com/gpu": "1"}}}])
+@example([{"name": "app", "resources": {"requests": {"cpu": "1", "hugepages-2Mi": "2Mi"}}}])
+@example([{"name": "app", "ports": [{"containerPort": 53, "hostPort": 53}]}])
+@example([{"name": "app", "ports": [{"containerPort": 53, "hostPort": 0}]}])
+@example([{"name": "app", "ports": {}}, {"name": "proxy", "ports": "53"}])
+def test_containers_read_quickly_as_with_the_checks(containers: list[Any]) -> None:
+    quick = _convert._plain_container_requests(containers)
+    if quick is None:
+        return  # read the checked way instead
+    assert outcome(_convert._container_requests_sum, READER, containers, []) == ("read", quick)
+    assert outcome(_convert._extended_requests, READER, containers, []) == ("read", {})
+    assert outcome(_convert._host_ports, READER, containers, []) == ("read", ())
+
+
 @settings(max_examples=250, deadline=None)
 @given(CONTAINER_STATUSES, st.booleans())
 def test_container_statuses_read_quickly_as_with_the_checks(item: Any, init: bool) -> None:
@@ -125,3 +163,27 @@ def test_tolerations_read_once_as_with_the_checks(lists: list[Any]) -> None:
     for items in lists + lists:  # each list again, once read before
         checked = outcome(_convert._read_tolerations, READER, items) if items else ("read", ())
         assert outcome(_convert._tolerations, READER, {"tolerations": items}) == checked
+
+
+MOMENT = datetime.datetime(2026, 11, 28, 6, 30, 12, tzinfo=datetime.UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-11-28T06:30:12Z", ("read", MOMENT)),
+        ("2026-11-28T07:30:12+01:00", ("read", MOMENT)),
+        ("2026-11-28T06:30:12", ("read", MOMENT)),  # no offset: UTC
+        (
+            "yesterday",
+            (
+                "refused",
+                "Pod shop/web-1: metadata.creationTimestamp: "
+                "invalid timestamp 'yesterday': expected RFC 3339",
+            ),
+        ),
+    ],
+)
+def test_timestamps_read_again_read_the_same(text: str, expected: tuple[str, Any]) -> None:
+    path = "metadata.creationTimestamp"
+    assert [outcome(READER.timestamp, text, path) for _ in range(2)] == [expected, expected]
