@@ -392,7 +392,13 @@ def _replay(
     """The chosen evictions that hold when applied in order, then a greedy completion
     on nodes still hot (HiGHS may stop within its gap with a little overload left).
     `known`: the landings of this same selection, replayed already in this order."""
-    placement.reset()
+    # Where `placement` holds those landings already, applying them again after a
+    # reset would bring it back to where it is.
+    landed = known is not None and placement.holds(
+        [(cand, found.target) for cand, found in zip(chosen, known, strict=True)]
+    )
+    if not landed:
+        placement.reset()
     budget = problem.new_budget()
     solution = Solution(usage_after=placement.usage, blocked=blocked)
     taken: set[str] = set(banned)
@@ -404,7 +410,8 @@ def _replay(
                 solution.unplaced[cand.pod.key] = found.reason
             continue
         budget.charge(cand.pod, problem.table.names[cand.node_index], cand.pdbs)
-        placement.apply(cand, found.target)
+        if not landed:
+            placement.apply(cand, found.target)
         solution.moves.append(Move(candidate=cand, target_index=found.target, steer=found.steer))
         taken.add(cand.pod.key)
     # Must-moves HiGHS left out (within its gap, or too big for the aggregate

@@ -18,6 +18,7 @@ where the strategy's rule holds (`Candidate.landing_check`). Failed pods
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -219,6 +220,13 @@ class Placement:
             self.occupancy.add(candidate.pod, self._names[target])
             self.usage[target] += candidate.usage
         self._applied.append((candidate, target))
+
+    def holds(self, moves: Sequence[tuple[Candidate, int | None]]) -> bool:
+        """Whether exactly these moves, and no other, have been applied, in this order."""
+        return len(moves) == len(self._applied) and all(
+            candidate is done and target == landed
+            for (candidate, target), (done, landed) in zip(moves, self._applied, strict=True)
+        )
 
     def reset(self) -> None:
         """Undo every applied move, newest first."""

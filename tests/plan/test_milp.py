@@ -3,7 +3,8 @@
 Covers: the MILP finds the optimum found by enumeration on tiny instances;
 it beats the greedy when a shared budget must be spent across hot nodes; the
 reported lower bound never exceeds the objective; solver.method says which
-solver's plan was kept.
+solver's plan was kept; the final replay of a selection that replayed without a
+failure leaves the placement holding the plan's moves.
 """
 
 from __future__ import annotations
@@ -11,12 +12,14 @@ from __future__ import annotations
 import datetime
 import itertools
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loadaware.plan import build_plan
-from loadaware.plan._problem import OVERLOAD_WEIGHT
+from loadaware.plan import _build, _milp, build_plan
+from loadaware.plan._placement import Placement
+from loadaware.plan._problem import OVERLOAD_WEIGHT, Problem
 from loadaware.policy import parse_policy
 from tests.lib.builders import (
     NOW,
@@ -172,3 +175,49 @@ def test_between_equal_pods_the_cheaper_one_is_evicted(
     )
     plan = build_plan(make_cluster(nodes, pods), usage, _policy(), NOW)
     assert [e.pod for e in plan.evictions] == [f"default/{cheaper_name}-x"]
+
+
+class _CapturedError(Exception):
+    pass
+
+
+def _problem_of(monkeypatch: pytest.MonkeyPatch, cluster, usage, policy) -> Problem:
+    """The Problem build_plan hands its solvers."""
+    captured: list[Problem] = []
+
+    def capture(problem: Problem):
+        captured.append(problem)
+        raise _CapturedError
+
+    monkeypatch.setattr(_build, "_solve", capture)
+    with pytest.raises(_CapturedError):
+        build_plan(cluster, usage, policy, NOW)
+    return captured[0]
+
+
+def test_the_final_replay_leaves_the_placement_holding_the_plan(monkeypatch) -> None:
+    # Stage 1's selection replays without a failure, so the final replay takes its
+    # landings as they are; the placement must then hold the plan's moves and no other.
+    cluster, usage = _instance({"a": [0.5, 0.5], "b": [0.5], "c": [0.9, 0.2]}, cold=3)
+    problem = _problem_of(monkeypatch, cluster, usage, _policy())
+    placement = Placement(problem)
+    outcome = _milp.solve_milp(problem, placement)
+    assert outcome.solution is not None
+    assert outcome.rounds == 1
+    moves = [(m.candidate, m.target_index) for m in outcome.solution.moves]
+    assert len(moves) >= 3
+
+    fresh = Placement(problem)
+    for candidate, target in moves:
+        fresh.apply(candidate, target)
+    assert placement.applied_moves() == fresh.applied_moves()
+    assert np.array_equal(placement.usage, fresh.usage)
+    assert np.array_equal(outcome.solution.usage_after, fresh.usage)
+
+    assert placement.holds(moves)
+    assert not placement.holds(moves[:-1])
+    assert not placement.holds(moves[::-1])
+    assert not placement.holds([(moves[0][0], None), *moves[1:]])
+    placement.reset()
+    assert placement.holds([])
+    assert not placement.holds(moves)
