@@ -767,7 +767,7 @@ def _read_pod(raw: RawObject, r: _Reader) -> tuple[_types.Pod, bool]:
         preferred_pod_affinity = preferred_pod_anti_affinity = ()
     labels = r.string_map(meta.get("labels"), "metadata.labels")
 
-    pod = _types.Pod(
+    pod = _types.new_pod(
         namespace=namespace,
         name=meta["name"],
         uid=r.string(meta.get("uid"), "metadata.uid"),
@@ -778,6 +778,8 @@ def _read_pod(raw: RawObject, r: _Reader) -> tuple[_types.Pod, bool]:
         labels=labels,
         annotations=annotations,
         owner=owner,
+        workload=None,  # set by _complete_pod, as is owner_selector
+        owner_selector=None,
         cpu_request_millicores=_quantity.nanos_to_millicores(cpu),
         memory_request_bytes=_quantity.nanos_to_units(memory),
         extended_requests=extended,

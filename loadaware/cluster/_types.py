@@ -10,14 +10,18 @@ equality still compares them.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
+from typing import Any, TypeVar
 
 EMPTY_LABELS: Mapping[str, str] = MappingProxyType({})
+
+_T = TypeVar("_T")
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
@@ -283,6 +287,32 @@ class Pod:
     def is_load(self) -> bool:
         """Whether the pod occupies its node: bound and not finished."""
         return self.node_name is not None and self.phase not in ("Succeeded", "Failed")
+
+
+def _slot_setting_constructor(cls: type[_T]) -> Callable[..., _T]:
+    """A constructor of the frozen, slotted dataclass `cls` that takes every init field
+    by keyword, none defaulted, and builds what cls(...) builds in a third of the time.
+
+    A frozen dataclass's __init__ sets each field through object.__setattr__, which
+    looks the slot up again for every field; this sets each slot through its own
+    descriptor, then runs __post_init__. Its code is generated from the fields, as
+    dataclasses generates __init__, so that it stays one call per field."""
+    names = [f.name for f in dataclasses.fields(cls) if f.init]  # type: ignore[arg-type]
+    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
+    scope.update({f"_set_{name}": vars(cls)[name].__set__ for name in names})
+    source = (
+        f"def construct(*, {', '.join(names)}):\n"
+        "    built = _new(_cls)\n"
+        + "".join(f"    _set_{name}(built, {name})\n" for name in names)
+        + ("    built.__post_init__()\n" if hasattr(cls, "__post_init__") else "")
+        + "    return built\n"
+    )
+    exec(source, scope)
+    return scope["construct"]  # type: ignore[no-any-return]
+
+
+# Pod(...) for readers of many pods (a cluster file of 150,000); every field is given.
+new_pod: Callable[..., Pod] = _slot_setting_constructor(Pod)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
