@@ -265,6 +265,7 @@ class Occupancy:
         "_req_pods",
         "_score_buckets",
         "_score_groups",
+        "_shifted_codes",
         "_spread",
         "_spread_buckets",
         "_static_masks",
@@ -321,6 +322,7 @@ class Occupancy:
         # any) a pod must have to match, so a move visits only entries it may change.
         self._match_buckets: dict[_Bucket, list[_MatchCounts]] = {}
         self._codes: dict[str, tuple[IntArray, dict[str, int]]] = {}
+        self._shifted_codes: dict[str, tuple[IntArray, bool]] = {}
         self._anti_groups: dict[_GroupId, _AntiAffinityGroup] = {}
         # topology key -> domain value -> anti-affinity group -> holders in that domain
         self._anti_domains: dict[str, dict[str, dict[_GroupId, int]]] = {}
@@ -598,6 +600,17 @@ class Occupancy:
         """Per node (in `nodes` order), a small integer for its value of label `key`
         (-1: the node has no such label), and the value -> code map."""
         return self._domain_codes(key)
+
+    def shifted_domain_codes(self, key: str) -> tuple[IntArray, bool]:
+        """domain_codes(key) plus one, so that "no such label" is code 0 (read-only),
+        and whether every node has the label."""
+        found = self._shifted_codes.get(key)
+        if found is None:
+            codes = self._domain_codes(key)[0]
+            shifted = codes + 1
+            shifted.flags.writeable = False
+            found = self._shifted_codes[key] = (shifted, bool(np.all(codes >= 0)))
+        return found
 
     def affinity_mask(self, pod: Pod) -> BoolArray:
         """Per node, whether it matches the pod's nodeSelector and required node affinity

@@ -470,7 +470,7 @@ def _topology_spread(
         considered = feasible[~ignored]
     include = occupancy.affinity_mask(pod)
     raw = np.zeros(len(feasible), dtype=np.float64)
-    for (key, max_skew, selector), (codes, values) in zip(constraints, domains, strict=True):
+    for (key, max_skew, selector), (_codes, values) in zip(constraints, domains, strict=True):
         counts = occupancy.spread_counts(pod.namespace, selector)
         gone = [
             i
@@ -483,25 +483,33 @@ def _topology_spread(
         ]
         if gone:
             counts = counts.copy()
-            np.subtract.at(counts, gone, 1)
-        feasible_codes = codes[feasible]
+            for i in gone:
+                counts[i] -= 1
+        # Codes shift by one so that "no such label" (-1) is a bin too: a node
+        # without the key forms the empty-valued domain, as the Go code's map
+        # lookup does.
+        shifted, every_node_has_key = occupancy.shifted_domain_codes(key)
         if key == HOSTNAME_KEY:
             size = len(considered)
             per_node = counts[feasible]
         else:
-            # Domains of the considered nodes; a node without the key forms the
-            # empty-valued domain, as the Go code's map lookup does. Codes shift by
-            # one so that "no such label" (-1) is a bin too.
-            shifted = codes + 1
-            present = np.bincount(shifted[considered], minlength=len(values) + 1) > 0
-            size = int(present.sum())
-            member = present[shifted] & include
-            totals = np.bincount(shifted[member], weights=counts[member], minlength=len(present))
-            per_node = totals[feasible_codes + 1]
+            feasible_shifted = shifted[feasible]
+            bins = len(values) + 1
+            in_considered = feasible_shifted if ignored is None else shifted[considered]
+            size = int(np.count_nonzero(np.bincount(in_considered, minlength=bins)))
+            # Each feasible node's domain has a considered node (or the node is
+            # ignored, scored 0 below), so the totals read are those of every node
+            # that matches the pod's node affinity.
+            if include.all():
+                totals = np.bincount(shifted, weights=counts, minlength=bins)
+            else:
+                totals = np.bincount(shifted[include], weights=counts[include], minlength=bins)
+            per_node = totals[feasible_shifted]
         weight = math.log(size + 2)
         score = per_node * weight + (max_skew - 1)
-        has_key = feasible_codes >= 0
-        raw += score if has_key.all() else np.where(has_key, score, 0.0)
+        if not every_node_has_key:
+            score = np.where(shifted[feasible] > 0, score, 0.0)
+        raw += score
     # math.Round: halves away from zero (the values are not negative).
     scores = np.floor(raw + 0.5).astype(np.int64)
     valid = scores if ignored is None else scores[~ignored]

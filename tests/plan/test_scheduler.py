@@ -5,7 +5,9 @@ defaults for pods requesting nothing; BalancedAllocation breaks a LeastAllocated
 tie and is skipped for best-effort pods; PreferNoSchedule taints steer away
 unless tolerated; extra_taints act as soft or hard node taints; infeasible nodes
 are not scored and None comes back when nothing fits; equal scores go to the
-first node name whatever the order asked in; exact scores of the Go formulas.
+first node name whatever the order asked in; exact scores of the Go formulas;
+PodTopologySpread scores as a plain reading of the Go code does, with nodes
+lacking a topology key, node affinity and terminating siblings.
 """
 
 from __future__ import annotations
@@ -25,11 +27,12 @@ from loadaware.cluster._types import (
     PodAffinityTerm,
     Taint,
     Toleration,
+    TopologySpreadConstraint,
 )
 from loadaware.plan import _scheduler
 from loadaware.plan._fit import Occupancy
 from loadaware.plan._scheduler import predict_node, score_nodes, score_replacement
-from tests.lib.builders import GiB, MiB, make_cluster, make_node, make_pod
+from tests.lib.builders import NOW, GiB, MiB, make_cluster, make_node, make_pod
 
 SOFT = Taint(key="loadaware.io/hotspot", effect="PreferNoSchedule")
 # PodTopologySpread with the system defaults (the builders' pods have a ReplicaSet
@@ -265,3 +268,127 @@ def test_resource_scores_of_nodes_with_cpu_and_memory_are_the_general_ones(
     for score in (_scheduler._least_allocated, _scheduler._balanced_allocation):
         general = score(cpu, alloc_cpu, mem, alloc_mem)[:-1]
         assert np.array_equal(score(cpu[:-1], alloc_cpu[:-1], mem[:-1], alloc_mem[:-1]), general)
+
+
+def _reference_topology_spread(pod, occ, feasible, terminating):
+    """PodTopologySpread's Score and NormalizeScore as the Go code reads: per
+    constraint, the matching pods of every node of the pod's node affinity whose
+    domain a considered node is in, then the skew weighting and normalisation."""
+    constraints = _scheduler.spread_constraints(pod)
+    if not constraints:
+        return None
+    domains = [occ.domain_codes(key) for key, _skew, _sel in constraints]
+    ignored = np.zeros(len(feasible), dtype=bool)
+    if pod.topology_spread_constraints:
+        for codes, _values in domains:
+            ignored |= codes[feasible] < 0
+    considered = feasible[~ignored]
+    include = occ.affinity_mask(pod)
+    raw = np.zeros(len(feasible))
+    for (key, max_skew, selector), (codes, values) in zip(constraints, domains, strict=True):
+        counts = occ.spread_counts(pod.namespace, selector).copy()
+        for t in terminating:
+            if t.deletion_timestamp is None and selector.matches(t.labels):
+                counts[occ.placed_index(t)] -= 1
+        shifted = codes + 1
+        if key == _scheduler.HOSTNAME_KEY:
+            size, per_node = len(considered), counts[feasible]
+        else:
+            present = np.bincount(shifted[considered], minlength=len(values) + 1) > 0
+            size = int(present.sum())
+            member = present[shifted] & include
+            totals = np.bincount(shifted[member], weights=counts[member], minlength=len(present))
+            per_node = totals[shifted[feasible]]
+        score = per_node * np.log(size + 2) + (max_skew - 1)
+        raw += np.where(codes[feasible] >= 0, score, 0.0)
+    scores = np.floor(raw + 0.5).astype(np.int64)
+    valid = scores[~ignored]
+    if not valid.size:
+        return np.zeros(len(feasible), dtype=np.int64)
+    low, high = int(valid.min()), int(valid.max())
+    if high == 0:
+        normalised = np.full(len(feasible), 100, dtype=np.int64)
+    else:
+        normalised = 100 * (high + low - scores) // high
+    return np.where(ignored, 0, normalised)
+
+
+SPREAD_NODES = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b", "c", None]),  # zone
+        st.booleans(),  # has its hostname label
+        st.booleans(),  # in the pool the pod selects
+    ),
+    min_size=1,
+    max_size=10,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    SPREAD_NODES,
+    st.lists(st.tuples(st.integers(0, 9), st.sampled_from(["web", "db"]), st.booleans())),
+    st.booleans(),  # the pod selects a pool
+    st.sampled_from(["defaults", "own"]),
+    st.data(),
+)
+def test_topology_spread_scores_as_the_reference_reads_them(
+    node_specs, placed, pooled, constraints, data
+) -> None:
+    nodes = []
+    for i, (zone, has_hostname, in_pool) in enumerate(node_specs):
+        node = make_node(f"n{i}", zone=zone, labels={"pool": "x" if in_pool else "y"})
+        if not has_hostname:
+            labels = {k: v for k, v in node.labels.items() if k != "kubernetes.io/hostname"}
+            node = Node(**{**_fields(node), "labels": labels})
+        nodes.append(node)
+    pods = [
+        make_pod(
+            f"{app}-{k}",
+            node=f"n{where % len(nodes)}",
+            labels={"app": app},
+            deletion_timestamp=None if not deleting else NOW,
+        )
+        for k, (where, app, deleting) in enumerate(placed)
+    ]
+    spread = ()
+    if constraints == "own":
+        spread = tuple(
+            TopologySpreadConstraint(
+                max_skew=skew,
+                topology_key=key,
+                when_unsatisfiable="ScheduleAnyway",
+                label_selector=LabelSelector(match_labels={"app": "web"}),
+            )
+            for key, skew in data.draw(
+                st.lists(
+                    st.tuples(
+                        st.sampled_from(
+                            ["kubernetes.io/hostname", "topology.kubernetes.io/zone", "pool"]
+                        ),
+                        st.integers(1, 5),
+                    ),
+                    min_size=1,
+                    max_size=2,
+                )
+            )
+        )
+    pod = replacement(
+        labels={"app": "web"},
+        node_selector={"pool": "x"} if pooled else {},
+        topology_spread_constraints=spread,
+    )
+    occ = occupancy(nodes, pods)
+    chosen = data.draw(st.lists(st.integers(0, len(nodes) - 1), min_size=1, unique=True))
+    feasible = np.array(sorted(chosen), dtype=np.int64)
+    running = [p for p in pods if p.deletion_timestamp is None]
+    terminating = data.draw(st.sampled_from([(), tuple(running[:1])]))
+    expected = _reference_topology_spread(pod, occ, feasible, terminating)
+    got = _scheduler._topology_spread(pod, occ, feasible, terminating)
+    assert (got is None) == (expected is None)
+    if got is not None:
+        assert got.tolist() == expected.tolist()
+
+
+def _fields(node: Node) -> dict[str, object]:
+    return {name: getattr(node, name) for name in Node.__dataclass_fields__}
