@@ -291,7 +291,8 @@ class Pod:
 
 def _slot_setting_constructor(cls: type[_T]) -> Callable[..., _T]:
     """A constructor of the frozen, slotted dataclass `cls` that takes every init field
-    by keyword, none defaulted, and builds what cls(...) builds in a third of the time.
+    by keyword, none defaulted, and builds what cls(...) builds in 60% of the time
+    (Pod: 7.7 µs instead of 12.6 µs, keywords passed included).
 
     A frozen dataclass's __init__ sets each field through object.__setattr__, which
     looks the slot up again for every field; this sets each slot through its own
