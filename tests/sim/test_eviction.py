@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import pytest
 
 from loadaware import sim
-from tests.lib.sim import call, eviction, is_ready, pods_of, sim_server
+from tests.lib.sim import NOW, call, eviction, is_ready, pods_of, sim_server
 
 
 @pytest.fixture
@@ -140,6 +140,28 @@ def test_eviction_takes_a_disruption_from_the_budget(server: sim.SimServer) -> N
             == 1
         )
     )
+
+
+def test_advance_runs_what_changed_before_the_clock_moved_at_that_time() -> None:
+    # No controller thread: the eviction's replacement is created only by advance itself.
+    cluster = sim.build_cluster(
+        scenario="small", clock=sim.SimClock(NOW, speed=0.0), ready_delay=5.0
+    )
+
+    def api_pods() -> list[dict]:
+        return [
+            p
+            for p in cluster.list("pods", "payments")
+            if p["metadata"]["name"].startswith("payments-api")
+        ]
+
+    before = [p["metadata"]["name"] for p in api_pods()]
+    cluster.evict("payments", before[0])
+    cluster.advance(40)
+    fresh = [p for p in api_pods() if p["metadata"]["name"] not in before]
+    assert len(fresh) == 1
+    assert is_ready(fresh[0])  # bound before the clock moved, so ready 5 s later
+    assert cluster.find("pods", "payments", before[0]) is None  # past its grace period
 
 
 def test_two_matching_pdbs_are_a_500(server: sim.SimServer) -> None:
