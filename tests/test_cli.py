@@ -153,6 +153,25 @@ def test_console_script_runs() -> None:
     assert "verdict:" in done.stdout
 
 
+def test_plan_on_files_never_loads_the_kubernetes_client(scenario_files) -> None:
+    # Importing the client costs every start about half a second; reading files needs none of it.
+    cluster, metrics = scenario_files
+    args = _plan_args(cluster, metrics, REPO / "policy/default.yaml", "-o", "json")
+    script = (
+        "import sys\n"
+        "from loadaware import cli\n"
+        f"code = cli.main({args!r})\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] == 'kubernetes')\n"
+        "print(code, loaded, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=REPO
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "planned"
+    assert done.stderr.strip().splitlines()[-1] == "0 []"
+
+
 def test_simulate_warm_idle_steers_every_replacement_to_an_idle_node(capsys) -> None:
     code = cli.main(["simulate", "--scenario", "warm-idle"])
     out = capsys.readouterr().out

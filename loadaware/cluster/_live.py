@@ -36,15 +36,18 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import kubernetes
 import msgspec
 import urllib3
 
 from loadaware import collector
 from loadaware.cluster import _convert, _types
 from loadaware.errors import ClusterError, ConflictError, InputError, TooManyRequestsError
+
+# The client is imported where a call needs it: commands that read files never load it.
+if TYPE_CHECKING:
+    import kubernetes.client
 
 # (path, optional): optional lists may be missing from an API server without harm.
 _LISTS: tuple[tuple[str, bool], ...] = (
@@ -104,6 +107,8 @@ class _TokenBucket:
 
 def api_client(settings: ClientSettings | None = None) -> kubernetes.client.ApiClient:
     """An ApiClient configured from the settings; InputError when no configuration is usable."""
+    import kubernetes
+
     settings = settings or ClientSettings()
     configuration = kubernetes.client.Configuration()
     in_cluster = settings.in_cluster
@@ -287,6 +292,8 @@ def _get_page(
     limiter: _TokenBucket,
     token: str,
 ) -> bytes | None:
+    import kubernetes.client
+
     query: list[tuple[str, Any]] = [("limit", settings.page_size)]
     if token:
         query.append(("continue", token))

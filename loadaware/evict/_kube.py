@@ -12,11 +12,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import kubernetes.client
 import urllib3
-from kubernetes.client.exceptions import ApiException
 
 from loadaware.errors import (
     ClusterError,
@@ -26,6 +24,10 @@ from loadaware.errors import (
     TooManyRequestsError,
 )
 
+if TYPE_CHECKING:
+    import kubernetes.client
+    from kubernetes.client.exceptions import ApiException
+
 RawObject = dict[str, Any]
 ERROR_BODY_MAX_CHARS = 300
 FIELD_MANAGER = "loadaware"
@@ -33,6 +35,8 @@ FIELD_MANAGER = "loadaware"
 
 @contextmanager
 def _translated(action: str) -> Iterator[None]:
+    from kubernetes.client.exceptions import ApiException
+
     try:
         yield
     except ApiException as exc:
@@ -65,6 +69,8 @@ class Kube:
     """Typed entry points for every call loadaware makes that changes or watches a cluster."""
 
     def __init__(self, api_client: kubernetes.client.ApiClient, *, timeout_seconds: float = 15.0):
+        import kubernetes.client
+
         self._core = kubernetes.client.CoreV1Api(api_client)
         self._timeout = timeout_seconds
 
@@ -114,6 +120,8 @@ class Kube:
     ) -> None:
         """POST pods/{name}/eviction. The uid precondition makes the API refuse (409)
         when the pod was replaced by another of the same name since it was planned."""
+        import kubernetes.client
+
         delete_options: dict[str, Any] = {}
         if grace_period_seconds is not None:
             delete_options["grace_period_seconds"] = grace_period_seconds

@@ -34,11 +34,9 @@ import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import kubernetes.client
 import urllib3
-from kubernetes.client.exceptions import ApiException
 
 from loadaware import policy
 from loadaware.errors import (
@@ -49,6 +47,9 @@ from loadaware.errors import (
     MissingPermissionError,
     NotFoundError,
 )
+
+if TYPE_CHECKING:
+    from kubernetes.client.exceptions import ApiException
 
 log = logging.getLogger(__name__)
 
@@ -102,12 +103,16 @@ class _LeaseApi:
     """The three Lease calls, through the official client, errors translated once."""
 
     def __init__(self, api_client: Any, namespace: str, name: str, timeout_seconds: float) -> None:
+        import kubernetes.client
+
         self._api = kubernetes.client.CoordinationV1Api(api_client)
         self._namespace = namespace
         self._name = name
         self._timeout = timeout_seconds
 
     def _call(self, what: str, call: Callable[..., Any], *args: Any) -> RawLease:
+        from kubernetes.client.exceptions import ApiException
+
         try:
             response = call(*args, _preload_content=False, _request_timeout=self._timeout)
             return json.loads(response.data)

@@ -14,13 +14,15 @@ import os
 import signal
 import threading
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import kubernetes.client
 import urllib3
-from kubernetes.client.exceptions import ApiException
 
 from loadaware import cluster, errors, evict, metrics, policy, report
 from loadaware.runtime import _metrics_dump, _round, _service_metrics
+
+if TYPE_CHECKING:
+    import kubernetes.client
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,9 @@ def api_client_from(
 
 def check_api(api: kubernetes.client.ApiClient) -> None:
     """Raises ClusterError unless the API server answers a cheap authorised read."""
+    import kubernetes.client
+    from kubernetes.client.exceptions import ApiException
+
     try:
         kubernetes.client.CoreV1Api(api).list_node(
             limit=1, _preload_content=False, _request_timeout=5.0

@@ -43,13 +43,14 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
-
-import kubernetes.client
+from typing import TYPE_CHECKING, Any
 
 from loadaware import cluster, evict, metrics, plan, policy, report
 from loadaware.errors import LoadawareError, PolicyError
 from loadaware.runtime import _leader, _live, _round, _schedule, _service_metrics, _webhook
+
+if TYPE_CHECKING:
+    import kubernetes.client
 
 log = logging.getLogger(__name__)
 

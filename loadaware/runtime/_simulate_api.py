@@ -21,13 +21,14 @@ import pathlib
 import tempfile
 import time
 from collections.abc import Mapping
-from typing import Any
-
-import kubernetes
+from typing import TYPE_CHECKING, Any
 
 from loadaware import cluster, errors, metrics, plan, policy
 from loadaware.runtime._offline import timed_plan
 from loadaware.runtime._simulate import SimulationResult, result_after, unchanged_result
+
+if TYPE_CHECKING:
+    import kubernetes.client
 
 _SETTLE_STEP_SECONDS = 35.0  # past the default 30 s grace period
 _SETTLE_ROUNDS = 10
@@ -90,6 +91,8 @@ def _usage(
 
 
 def _evict(client: kubernetes.client.ApiClient, planned: plan.Plan) -> list[str]:
+    import kubernetes.client
+
     core = kubernetes.client.CoreV1Api(client)
     refused: list[str] = []
     for eviction in planned.evictions:

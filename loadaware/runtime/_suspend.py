@@ -16,11 +16,13 @@ import getpass
 import os
 import socket
 from collections.abc import Callable
-
-import kubernetes.client
+from typing import TYPE_CHECKING
 
 from loadaware import evict, policy
 from loadaware.runtime import _live
+
+if TYPE_CHECKING:
+    import kubernetes.client
 
 
 def _utc_now() -> datetime.datetime:
