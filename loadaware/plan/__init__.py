@@ -18,7 +18,12 @@ from loadaware.plan._classify import NodeTable, classify_nodes, node_scopes, poo
 from loadaware.plan._fit import Occupancy
 from loadaware.plan._output import plan_to_json
 from loadaware.plan._placement import HOTSPOT_TAINT
-from loadaware.plan._scheduler import best_nodes, predict_node, predict_replacement
+from loadaware.plan._scheduler import (
+    best_nodes,
+    predict_node,
+    predict_replacement,
+    spread_filter_mask,
+)
 from loadaware.plan._types import POD_COUNT, RESOURCES, Eviction, NodeReport, Plan, SolverInfo
 
 __all__ = [
@@ -45,6 +50,7 @@ __all__ = [
     "pool_of",
     "predict_node",
     "predict_replacement",
+    "spread_filter_mask",
     "unavailable_by_workload",
     "workload_key",
 ]

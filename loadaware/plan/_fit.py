@@ -10,7 +10,8 @@ TaintToleration, NodeAffinity, NodeResourcesFit, NodePorts, InterPodAffinity)
 plus the descheduler's readiness check, and report the first failing rule in
 the order of `FIT_REASONS`. Extended resources (`nvidia.com/gpu`) are fitted
 as NodeResourcesFit fits them: a request needs that many free on the node.
-Volumes, topology spread constraints and DRA claims are not modelled.
+Volumes and DRA claims are not modelled; topology spread constraints are
+filtered by the scheduler model (_scheduler.spread_filter_mask).
 
 Pure: no I/O, no clock.
 """
@@ -81,7 +82,7 @@ def tolerates(tolerations: Sequence[Toleration], taint: Taint) -> bool:
     return any(tol.tolerates(taint) for tol in tolerations)
 
 
-def _untolerated_hard_taint(tolerations: Sequence[Toleration], taints: Iterable[Taint]) -> bool:
+def untolerated_hard_taint(tolerations: Sequence[Toleration], taints: Iterable[Taint]) -> bool:
     return any(
         taint.effect in HARD_TAINT_EFFECTS and not tolerates(tolerations, taint) for taint in taints
     )
@@ -93,8 +94,8 @@ def _static_failure(pod: Pod, node: Node, extra_taints: Sequence[Taint] = ()) ->
         return "node-not-ready"
     if node.unschedulable and not tolerates(pod.tolerations, UNSCHEDULABLE_TAINT):
         return "node-unschedulable"
-    if _untolerated_hard_taint(pod.tolerations, node.taints) or (
-        extra_taints and _untolerated_hard_taint(pod.tolerations, extra_taints)
+    if untolerated_hard_taint(pod.tolerations, node.taints) or (
+        extra_taints and untolerated_hard_taint(pod.tolerations, extra_taints)
     ):
         return "untolerated-taint"
     labels = node.labels
@@ -750,7 +751,7 @@ class Occupancy:
             position = {int(i): p for p, i in enumerate(indexes)}
             for name, taints in extra_taints.items():
                 p = position.get(self._index.get(name, -1))
-                if p is not None and _untolerated_hard_taint(pod.tolerations, taints):
+                if p is not None and untolerated_hard_taint(pod.tolerations, taints):
                     mask[p] = False
         cpu = self._req_cpu[indexes]
         mem = self._req_mem[indexes]

@@ -3,8 +3,10 @@
 loadaware does not bind pods; it evicts them and lets kube-scheduler place the
 replacements. To say where a replacement is expected to go (`expectedNode`),
 this module filters nodes with the same rules as `Occupancy.fit_failure` and
-scores the feasible ones as the default profile does, with the Go code's integer
-arithmetic and normalisation, so that scores equal kube-scheduler's:
+with PodTopologySpread's Filter for the pod's DoNotSchedule constraints
+(`spread_filter_mask`), and scores the feasible ones as the default profile
+does, with the Go code's integer arithmetic and normalisation, so that scores
+equal kube-scheduler's:
 
 - NodeResourcesFit, LeastAllocated, weight 1: per resource
   (allocatable - requested) * 100 / allocatable, cpu and memory weighted 1 each,
@@ -35,9 +37,8 @@ Among nodes with equal best scores kube-scheduler picks at random, so a
 prediction is the set of best-scoring nodes (`best_nodes`), not one node.
 
 Not modelled: ImageLocality, volume plugins, Service selectors in the default
-spreading (the owner's pods stand for them: same namespace, same labels), the
-Filter side of DoNotSchedule spread constraints, and percentageOfNodesToScore
-sampling on large clusters.
+spreading (the owner's pods stand for them: same namespace, same labels), and
+percentageOfNodesToScore sampling on large clusters.
 
 Pure: no I/O, no clock.
 """
@@ -248,6 +249,8 @@ def score_pod(
 ) -> NodeScores:
     """Filter the indexed nodes for `pod` and score the feasible ones."""
     feasible = indexes[occupancy.fit_mask(pod, indexes, extra_taints=extra_taints)]
+    if feasible.size and pod.topology_spread_constraints:
+        feasible = feasible[spread_filter_mask(pod, occupancy, feasible, terminating)]
     tolerates = _fit.tolerates(pod.tolerations, STEERING_TAINT)
     if not feasible.size:
         empty = np.zeros(0, dtype=np.int64)
@@ -401,6 +404,96 @@ def _node_affinity(pod: Pod, occupancy: _fit.Occupancy, feasible: _fit.IntArray)
     return MAX_NODE_SCORE * raw // most
 
 
+def spread_filter_mask(
+    pod: Pod,
+    occupancy: _fit.Occupancy,
+    indexes: _fit.IntArray,
+    terminating: Collection[Pod] = (),
+) -> _fit.BoolArray:
+    """PodTopologySpread's Filter: per indexed node, whether placing `pod` there keeps
+    every DoNotSchedule constraint of its own within maxSkew.
+
+    As in the Go code, a domain's count is of the matching pods that are not
+    terminating, on nodes that carry every constraint's topology key and pass the
+    constraint's node inclusion policies; the global minimum is 0 while fewer
+    domains than minDomains exist; a node lacking a key fails."""
+    keep = np.ones(len(indexes), dtype=np.bool_)
+    hard = [c for c in pod.topology_spread_constraints if c.when_unsatisfiable == "DoNotSchedule"]
+    if not hard:
+        return keep
+    labelled = np.ones(len(occupancy.nodes), dtype=np.bool_)
+    for constraint in hard:
+        labelled &= occupancy.domain_codes(constraint.topology_key)[0] >= 0
+    keep &= labelled[indexes]
+    for constraint in hard:
+        codes, values = occupancy.domain_codes(constraint.topology_key)
+        eligible = labelled.copy()
+        if constraint.node_affinity_policy == "Honor":
+            eligible &= occupancy.affinity_mask(pod)
+        if constraint.node_taints_policy == "Honor":
+            tolerations = pod.tolerations
+            eligible &= np.fromiter(
+                (not _fit.untolerated_hard_taint(tolerations, n.taints) for n in occupancy.nodes),
+                dtype=np.bool_,
+                count=len(occupancy.nodes),
+            )
+        selector = constraint.label_selector
+        if not eligible.any():
+            continue  # no domain: the Go code skips the constraint
+        # labels.Nothing() for a nil selector; an empty one counts no pod either
+        # (countPodsMatchSelector), but still matches the pod itself.
+        if selector is None or selector.is_empty:
+            counts = np.zeros(len(occupancy.nodes), dtype=np.int64)
+        else:
+            counts = _counts_without(
+                occupancy.spread_counts(pod.namespace, selector),
+                pod.namespace,
+                selector,
+                occupancy,
+                terminating,
+            )
+        totals = np.bincount(
+            codes[eligible], weights=counts[eligible], minlength=len(values)
+        ).astype(np.int64)
+        present = np.zeros(len(values), dtype=np.bool_)
+        present[codes[eligible]] = True
+        domains = int(np.count_nonzero(present))
+        lowest = int(totals[present].min())
+        if domains < (constraint.min_domains or 1):
+            lowest = 0
+        own = 1 if selector is not None and selector.matches(pod.labels) else 0
+        node_codes = codes[indexes]
+        matched = np.where(node_codes >= 0, totals[np.maximum(node_codes, 0)], 0)
+        keep &= matched + own - lowest <= constraint.max_skew
+    return keep
+
+
+def _counts_without(
+    counts: _fit.IntArray,
+    namespace: str,
+    selector: LabelSelector,
+    occupancy: _fit.Occupancy,
+    terminating: Collection[Pod],
+) -> _fit.IntArray:
+    """`counts` (spread_counts) less the placed pods of `terminating` it holds: the
+    scheduler does not count a pod that is terminating."""
+    gone = [
+        i
+        for t in terminating
+        # Placed pods marked for deletion are left out of the counts already.
+        if t.deletion_timestamp is None
+        and t.namespace == namespace
+        and selector.matches(t.labels)
+        and (i := occupancy.placed_index(t)) is not None
+    ]
+    if not gone:
+        return counts
+    counts = counts.copy()
+    for i in gone:
+        counts[i] -= 1
+    return counts
+
+
 def spread_constraints(pod: Pod) -> tuple[tuple[str, int, LabelSelector], ...] | None:
     """The constraints PodTopologySpread scores `pod` by: (topology key, maxSkew,
     selector); None when the plugin skips the pod. The system defaults select the
@@ -471,20 +564,13 @@ def _topology_spread(
     include = occupancy.affinity_mask(pod)
     raw = np.zeros(len(feasible), dtype=np.float64)
     for (key, max_skew, selector), (_codes, values) in zip(constraints, domains, strict=True):
-        counts = occupancy.spread_counts(pod.namespace, selector)
-        gone = [
-            i
-            for t in terminating
-            # Placed pods marked for deletion are left out of the counts already.
-            if t.deletion_timestamp is None
-            and t.namespace == pod.namespace
-            and selector.matches(t.labels)
-            and (i := occupancy.placed_index(t)) is not None
-        ]
-        if gone:
-            counts = counts.copy()
-            for i in gone:
-                counts[i] -= 1
+        counts = _counts_without(
+            occupancy.spread_counts(pod.namespace, selector),
+            pod.namespace,
+            selector,
+            occupancy,
+            terminating,
+        )
         # Codes shift by one so that "no such label" (-1) is a bin too: a node
         # without the key forms the empty-valued domain, as the Go code's map
         # lookup does.

@@ -83,6 +83,9 @@ _FIT_MESSAGES = {
     "pod-affinity": "node(s) didn't match pod affinity rules",
     "pod-anti-affinity": "node(s) didn't match pod anti-affinity rules",
 }
+# PodTopologySpread's Filter (ErrReasonConstraintsNotMatch, ErrReasonNodeLabelNotMatch).
+_SPREAD_MESSAGE = "node(s) didn't match pod topology spread constraints"
+_SPREAD_LABEL_MESSAGE = _SPREAD_MESSAGE + " (missing required label)"
 
 
 def _key(obj: Mapping[str, Any]) -> str:
@@ -848,7 +851,7 @@ class Controllers:
         for raw, pod in zip(pending, incoming, strict=True):
             best = plan.best_nodes(pod, occupancy, names, terminating=terminating)
             if not best:
-                self._unschedulable(raw, pod, occupancy, names, now)
+                self._unschedulable(raw, pod, occupancy, names, now, terminating)
                 continue
             target = best[0] if len(best) == 1 else self._tie_breaker.choice(best)
             self._unschedulable_at.pop(_key(raw), None)
@@ -879,12 +882,31 @@ class Controllers:
         occupancy: plan.Occupancy,
         names: list[str],
         now: str,
+        terminating: list[Any],
     ) -> None:
         counts: collections.Counter[str] = collections.Counter()
+        fitting = []
         for name in names:
             reason = occupancy.fit_failure(pod, name)
             if reason is not None:
                 counts[_FIT_MESSAGES.get(reason, reason)] += 1
+            else:
+                fitting.append(name)
+        if fitting:
+            spread = plan.spread_filter_mask(
+                pod, occupancy, occupancy.node_indexes(fitting), terminating
+            )
+            keys = [
+                c.topology_key
+                for c in pod.topology_spread_constraints
+                if c.when_unsatisfiable == "DoNotSchedule"
+            ]
+            by_name = {n.name: n for n in occupancy.nodes}
+            for name, fits in zip(fitting, spread.tolist(), strict=True):
+                if not fits:
+                    labels = by_name[name].labels
+                    missing = any(key not in labels for key in keys)
+                    counts[_SPREAD_LABEL_MESSAGE if missing else _SPREAD_MESSAGE] += 1
         parts = ", ".join(f"{n} {m}" for m, n in sorted(counts.items()))
         message = (
             f"0/{len(names)} nodes are available: {parts}. preemption: 0/{len(names)} nodes "

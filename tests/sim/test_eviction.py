@@ -291,6 +291,48 @@ def test_unschedulable_replacement_stays_pending(server: sim.SimServer) -> None:
     assert not pod["spec"].get("nodeName")
 
 
+def test_replacement_no_node_spreads_stays_pending_with_the_reason(
+    server: sim.SimServer,
+) -> None:
+    code, _ = call(
+        server,
+        "POST",
+        "/api/v1/namespaces/shop/pods",
+        {
+            "kind": "Pod",
+            "metadata": {"name": "racked", "labels": {"app": "racked"}},
+            "spec": {
+                "containers": [{"name": "c", "image": "busybox:1"}],
+                "topologySpreadConstraints": [
+                    {
+                        "maxSkew": 1,
+                        "topologyKey": "example.com/rack",
+                        "whenUnsatisfiable": "DoNotSchedule",
+                        "labelSelector": {"matchLabels": {"app": "racked"}},
+                    }
+                ],
+            },
+        },
+    )
+    assert code == 201
+    events = server.wait_for(
+        lambda: [
+            e
+            for e in call(
+                server,
+                "GET",
+                "/api/v1/namespaces/shop/events?fieldSelector=involvedObject.name%3Dracked",
+            )[1]["items"]
+            if e["reason"] == "FailedScheduling"
+        ]
+    )
+    assert events[0]["message"].startswith(
+        "0/6 nodes are available: 6 node(s) didn't match pod topology spread constraints"
+        " (missing required label)."
+    )
+    assert not server.sim.get("pods", "shop", "racked")["spec"].get("nodeName")
+
+
 def test_statefulset_pod_returns_under_its_name(server: sim.SimServer) -> None:
     pod = server.sim.get("pods", "data", "zookeeper-2")
     assert _evict(server, "data", "zookeeper-2")[0] == 201
