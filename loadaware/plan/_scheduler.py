@@ -445,13 +445,7 @@ def spread_filter_mask(
         if selector is None or selector.is_empty:
             counts = np.zeros(len(occupancy.nodes), dtype=np.int64)
         else:
-            counts = _counts_without(
-                occupancy.spread_counts(pod.namespace, selector),
-                pod.namespace,
-                selector,
-                occupancy,
-                terminating,
-            )
+            counts = _spread_counts(occupancy, pod.namespace, selector, terminating)
         totals = np.bincount(
             codes[eligible], weights=counts[eligible], minlength=len(values)
         ).astype(np.int64)
@@ -468,15 +462,15 @@ def spread_filter_mask(
     return keep
 
 
-def _counts_without(
-    counts: _fit.IntArray,
+def _spread_counts(
+    occupancy: _fit.Occupancy,
     namespace: str,
     selector: LabelSelector,
-    occupancy: _fit.Occupancy,
     terminating: Collection[Pod],
 ) -> _fit.IntArray:
-    """`counts` (spread_counts) less the placed pods of `terminating` it holds: the
-    scheduler does not count a pod that is terminating."""
+    """Per node, the placed pods of `namespace` that `selector` matches, less those
+    terminating: the scheduler does not count a pod that is terminating."""
+    counts = occupancy.spread_counts(namespace, selector)
     gone = [
         i
         for t in terminating
@@ -564,13 +558,7 @@ def _topology_spread(
     include = occupancy.affinity_mask(pod)
     raw = np.zeros(len(feasible), dtype=np.float64)
     for (key, max_skew, selector), (_codes, values) in zip(constraints, domains, strict=True):
-        counts = _counts_without(
-            occupancy.spread_counts(pod.namespace, selector),
-            pod.namespace,
-            selector,
-            occupancy,
-            terminating,
-        )
+        counts = _spread_counts(occupancy, pod.namespace, selector, terminating)
         # Codes shift by one so that "no such label" (-1) is a bin too: a node
         # without the key forms the empty-valued domain, as the Go code's map
         # lookup does.
