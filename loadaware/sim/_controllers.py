@@ -86,6 +86,7 @@ _FIT_MESSAGES = {
 # PodTopologySpread's Filter (ErrReasonConstraintsNotMatch, ErrReasonNodeLabelNotMatch).
 _SPREAD_MESSAGE = "node(s) didn't match pod topology spread constraints"
 _SPREAD_LABEL_MESSAGE = _SPREAD_MESSAGE + " (missing required label)"
+_AFTER_SPREAD = frozenset({"pod-affinity", "pod-anti-affinity"})
 
 
 def _key(obj: Mapping[str, Any]) -> str:
@@ -884,29 +885,31 @@ class Controllers:
         now: str,
         terminating: list[Any],
     ) -> None:
-        counts: collections.Counter[str] = collections.Counter()
-        fitting = []
-        for name in names:
-            reason = occupancy.fit_failure(pod, name)
-            if reason is not None:
-                counts[_FIT_MESSAGES.get(reason, reason)] += 1
-            else:
-                fitting.append(name)
-        if fitting:
-            spread = plan.spread_filter_mask(
-                pod, occupancy, occupancy.node_indexes(fitting), terminating
+        # kube-scheduler stops at a node's first failing Filter plugin; PodTopologySpread
+        # runs after the resource and port checks, before InterPodAffinity.
+        reasons = {name: occupancy.fit_failure(pod, name) for name in names}
+        spread_checked = [n for n, r in reasons.items() if r is None or r in _AFTER_SPREAD]
+        spread_failed: set[str] = set()
+        if spread_checked:
+            mask = plan.spread_filter_mask(
+                pod, occupancy, occupancy.node_indexes(spread_checked), terminating
             )
-            keys = [
-                c.topology_key
-                for c in pod.topology_spread_constraints
-                if c.when_unsatisfiable == "DoNotSchedule"
-            ]
-            by_name = {n.name: n for n in occupancy.nodes}
-            for name, fits in zip(fitting, spread.tolist(), strict=True):
-                if not fits:
-                    labels = by_name[name].labels
-                    missing = any(key not in labels for key in keys)
-                    counts[_SPREAD_LABEL_MESSAGE if missing else _SPREAD_MESSAGE] += 1
+            spread_failed = {
+                n for n, fits in zip(spread_checked, mask.tolist(), strict=True) if not fits
+            }
+        keys = [
+            c.topology_key
+            for c in pod.topology_spread_constraints
+            if c.when_unsatisfiable == "DoNotSchedule"
+        ]
+        labels_of = {n.name: n.labels for n in occupancy.nodes}
+        counts: collections.Counter[str] = collections.Counter()
+        for name, reason in reasons.items():
+            if name in spread_failed:
+                missing = any(key not in labels_of[name] for key in keys)
+                counts[_SPREAD_LABEL_MESSAGE if missing else _SPREAD_MESSAGE] += 1
+            elif reason is not None:
+                counts[_FIT_MESSAGES.get(reason, reason)] += 1
         parts = ", ".join(f"{n} {m}" for m, n in sorted(counts.items()))
         message = (
             f"0/{len(names)} nodes are available: {parts}. preemption: 0/{len(names)} nodes "

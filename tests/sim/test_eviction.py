@@ -291,29 +291,36 @@ def test_unschedulable_replacement_stays_pending(server: sim.SimServer) -> None:
     assert not pod["spec"].get("nodeName")
 
 
-def test_replacement_no_node_spreads_stays_pending_with_the_reason(
-    server: sim.SimServer,
+@pytest.mark.parametrize("anti_affinity", [False, True], ids=["spread only", "and anti-affinity"])
+def test_pod_no_node_spreads_stays_pending_with_the_reason(
+    server: sim.SimServer, anti_affinity: bool
 ) -> None:
-    code, _ = call(
-        server,
-        "POST",
-        "/api/v1/namespaces/shop/pods",
-        {
-            "kind": "Pod",
-            "metadata": {"name": "racked", "labels": {"app": "racked"}},
-            "spec": {
-                "containers": [{"name": "c", "image": "busybox:1"}],
-                "topologySpreadConstraints": [
+    spec: dict = {
+        "containers": [{"name": "c", "image": "busybox:1"}],
+        "topologySpreadConstraints": [
+            {
+                "maxSkew": 1,
+                "topologyKey": "example.com/rack",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "racked"}},
+            }
+        ],
+    }
+    if anti_affinity:
+        # Every node runs a log-agent, so every node also fails InterPodAffinity; that
+        # Filter runs after PodTopologySpread, which is the reason kube-scheduler gives.
+        spec["affinity"] = {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
                     {
-                        "maxSkew": 1,
-                        "topologyKey": "example.com/rack",
-                        "whenUnsatisfiable": "DoNotSchedule",
-                        "labelSelector": {"matchLabels": {"app": "racked"}},
+                        "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "log-agent"}},
+                        "topologyKey": "kubernetes.io/hostname",
                     }
-                ],
-            },
-        },
-    )
+                ]
+            }
+        }
+    pod = {"kind": "Pod", "metadata": {"name": "racked", "labels": {"app": "racked"}}}
+    code, _ = call(server, "POST", "/api/v1/namespaces/logging/pods", {**pod, "spec": spec})
     assert code == 201
     events = server.wait_for(
         lambda: [
@@ -321,7 +328,7 @@ def test_replacement_no_node_spreads_stays_pending_with_the_reason(
             for e in call(
                 server,
                 "GET",
-                "/api/v1/namespaces/shop/events?fieldSelector=involvedObject.name%3Dracked",
+                "/api/v1/namespaces/logging/events?fieldSelector=involvedObject.name%3Dracked",
             )[1]["items"]
             if e["reason"] == "FailedScheduling"
         ]
@@ -330,7 +337,7 @@ def test_replacement_no_node_spreads_stays_pending_with_the_reason(
         "0/6 nodes are available: 6 node(s) didn't match pod topology spread constraints"
         " (missing required label)."
     )
-    assert not server.sim.get("pods", "shop", "racked")["spec"].get("nodeName")
+    assert not server.sim.get("pods", "logging", "racked")["spec"].get("nodeName")
 
 
 def test_statefulset_pod_returns_under_its_name(server: sim.SimServer) -> None:
