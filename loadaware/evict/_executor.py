@@ -67,6 +67,9 @@ class ReplacementReport:
 # Evictions that clean up rather than move: a Failed pod's controller replaced it
 # when it failed, so no new pod will appear for this eviction.
 NO_REPLACEMENT_RULES = frozenset({"RemoveFailedPods"})
+# From this many nodes kube-scheduler scores only a sample of the feasible ones
+# (minFeasibleNodesToFind) unless percentageOfNodesToScore is 100.
+SAMPLED_CLUSTER_NODES = 100
 
 
 @dataclass(kw_only=True)
@@ -95,6 +98,18 @@ class _Waiting:
     evicted_at: datetime.datetime
     evicted_uid: str = ""
     stopped_by: datetime.datetime | None = None
+
+
+def off_plan_problem(pod: str, node: str | None, expected: str, node_count: int) -> str:
+    """Why a replacement that landed on a good node other than the planned one opens
+    the breaker, with the likely cause on a cluster kube-scheduler samples."""
+    problem = f"replacement of {pod} landed on {node}, not on {expected} as planned"
+    if node_count >= SAMPLED_CLUSTER_NODES:
+        problem += (
+            f"; with {node_count} nodes, kube-scheduler scores only a sample of them "
+            "unless its percentageOfNodesToScore is 100 (see the README)"
+        )
+    return problem
 
 
 class Executor:
@@ -440,10 +455,7 @@ class Executor:
         elif landing in ("cool", "excluded") and eviction.expected_node is not None:
             # The model that chose the landing and its steering taints was wrong
             # here; further moves planned with it are not to be trusted this round.
-            problem = (
-                f"replacement of {eviction.pod} landed on {node}, "
-                f"not on {eviction.expected_node} as planned"
-            )
+            problem = off_plan_problem(eviction.pod, node, eviction.expected_node, len(classes))
         elif found is not None and not ready and _is_unschedulable(found):
             problem = f"replacement of {eviction.pod} is unschedulable (no node fits it)"
         elif not ready:
