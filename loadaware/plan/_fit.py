@@ -82,7 +82,7 @@ def tolerates(tolerations: Sequence[Toleration], taint: Taint) -> bool:
     return any(tol.tolerates(taint) for tol in tolerations)
 
 
-def untolerated_hard_taint(tolerations: Sequence[Toleration], taints: Iterable[Taint]) -> bool:
+def _untolerated_hard_taint(tolerations: Sequence[Toleration], taints: Iterable[Taint]) -> bool:
     return any(
         taint.effect in HARD_TAINT_EFFECTS and not tolerates(tolerations, taint) for taint in taints
     )
@@ -94,8 +94,8 @@ def _static_failure(pod: Pod, node: Node, extra_taints: Sequence[Taint] = ()) ->
         return "node-not-ready"
     if node.unschedulable and not tolerates(pod.tolerations, UNSCHEDULABLE_TAINT):
         return "node-unschedulable"
-    if untolerated_hard_taint(pod.tolerations, node.taints) or (
-        extra_taints and untolerated_hard_taint(pod.tolerations, extra_taints)
+    if _untolerated_hard_taint(pod.tolerations, node.taints) or (
+        extra_taints and _untolerated_hard_taint(pod.tolerations, extra_taints)
     ):
         return "untolerated-taint"
     labels = node.labels
@@ -272,6 +272,7 @@ class Occupancy:
         "_static_masks",
         "_tainted",
         "_term_keys",
+        "_toleration_masks",
     )
 
     def __init__(
@@ -332,6 +333,7 @@ class Occupancy:
         self._anti_buckets: dict[_Bucket, list[_AntiAffinityGroup]] = {}
         self._static_masks: dict[tuple[object, ...], BoolArray] = {}
         self._affinity_masks: dict[tuple[object, ...], BoolArray] = {}
+        self._toleration_masks: dict[tuple[Toleration, ...], BoolArray] = {}
         # InterPodAffinity scoring: placed pods' terms that score an incoming pod they
         # select (required affinity, preferred affinity and anti-affinity).
         self._score_groups: dict[tuple[object, ...], ScoreGroup] = {}
@@ -635,6 +637,20 @@ class Occupancy:
             self._affinity_masks[signature] = mask
         return mask
 
+    def toleration_mask(self, pod: Pod) -> BoolArray:
+        """Per node, whether the pod tolerates its NoSchedule and NoExecute taints
+        (PodTopologySpread's nodeTaintsPolicy: Honor)."""
+        mask = self._toleration_masks.get(pod.tolerations)
+        if mask is None:
+            mask = np.fromiter(
+                (not _untolerated_hard_taint(pod.tolerations, n.taints) for n in self._nodes),
+                dtype=np.bool_,
+                count=len(self._nodes),
+            )
+            mask.flags.writeable = False
+            self._toleration_masks[pod.tolerations] = mask
+        return mask
+
     def spread_counts(self, namespace: str, selector: LabelSelector) -> IntArray:
         """Placed pods of `namespace` that `selector` matches and that are not
         terminating, per node; kept current across moves (read-only view)."""
@@ -751,7 +767,7 @@ class Occupancy:
             position = {int(i): p for p, i in enumerate(indexes)}
             for name, taints in extra_taints.items():
                 p = position.get(self._index.get(name, -1))
-                if p is not None and untolerated_hard_taint(pod.tolerations, taints):
+                if p is not None and _untolerated_hard_taint(pod.tolerations, taints):
                     mask[p] = False
         cpu = self._req_cpu[indexes]
         mem = self._req_mem[indexes]

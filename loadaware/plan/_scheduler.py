@@ -431,15 +431,10 @@ def spread_filter_mask(
         if constraint.node_affinity_policy == "Honor":
             eligible &= occupancy.affinity_mask(pod)
         if constraint.node_taints_policy == "Honor":
-            tolerations = pod.tolerations
-            eligible &= np.fromiter(
-                (not _fit.untolerated_hard_taint(tolerations, n.taints) for n in occupancy.nodes),
-                dtype=np.bool_,
-                count=len(occupancy.nodes),
-            )
-        selector = constraint.label_selector
+            eligible &= occupancy.toleration_mask(pod)
         if not eligible.any():
             continue  # no domain: the Go code skips the constraint
+        selector = constraint.label_selector
         # labels.Nothing() for a nil selector; an empty one counts no pod either
         # (countPodsMatchSelector), but still matches the pod itself.
         if selector is None or selector.is_empty:

@@ -26,6 +26,7 @@ from loadaware.cluster._types import (
     OwnerRef,
     Pod,
     Requirement,
+    Taint,
     TopologySpreadConstraint,
 )
 from loadaware.plan._fit import Occupancy
@@ -74,6 +75,15 @@ SPREAD_2_1_0_3 = [
     *pods_on("node-a", 2, FOO),
     *pods_on("node-b", 1, FOO),
     *pods_on("node-y", 3, FOO),
+]
+
+TAINTED_Y = [
+    *four_nodes()[:3],
+    go_node(
+        "node-y",
+        {"zone": "zone2", "node": "node-y"},
+        taints=[Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")],
+    ),
 ]
 
 CASES: dict[str, Case] = {
@@ -193,6 +203,20 @@ CASES: dict[str, Case] = {
         nodes=four_nodes(),
         pods=[*pods_on("node-a", 2, FOO), *pods_on("node-x", 1, FOO)],
         fits={"node-a": False, "node-b": False, "node-x": True, "node-y": True},
+    ),
+    # Not of the Go tables: node-y carries a NoSchedule taint the pod does not tolerate.
+    # Honored, its 3 pods do not count and zone2 is the emptiest; ignored, they do.
+    "nodeTaintsPolicy Honor: a tainted node's pods do not count": Case(
+        pod=incoming(hard(1, "zone", exists("foo"), node_taints_policy="Honor")),
+        nodes=TAINTED_Y,
+        pods=[*pods_on("node-a", 1, FOO), *pods_on("node-y", 3, FOO)],
+        fits={"node-a": False, "node-b": False, "node-x": True, "node-y": True},
+    ),
+    "nodeTaintsPolicy Ignore: a tainted node's pods count": Case(
+        pod=incoming(hard(1, "zone", exists("foo"))),
+        nodes=TAINTED_Y,
+        pods=[*pods_on("node-a", 1, FOO), *pods_on("node-y", 3, FOO)],
+        fits={"node-a": True, "node-b": True, "node-x": False, "node-y": False},
     ),
     # A ScheduleAnyway constraint never filters.
     "ScheduleAnyway only: every node fits": Case(
