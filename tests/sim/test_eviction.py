@@ -254,6 +254,16 @@ def test_pending_pod_is_evicted_without_its_budget(server: sim.SimServer) -> Non
     server.wait_for(lambda: server.sim.find("pods", "payments", "ledger-extra") is None)
 
 
+def _failed_scheduling(server: sim.SimServer, namespace: str, name: str) -> list[dict]:
+    """The pod's FailedScheduling events, once there is one."""
+    path = f"/api/v1/namespaces/{namespace}/events?fieldSelector=involvedObject.name%3D{name}"
+    return server.wait_for(
+        lambda: [
+            e for e in call(server, "GET", path)[1]["items"] if e["reason"] == "FailedScheduling"
+        ]
+    )
+
+
 def test_unschedulable_replacement_stays_pending(server: sim.SimServer) -> None:
     code, _ = call(
         server,
@@ -274,17 +284,7 @@ def test_unschedulable_replacement_stays_pending(server: sim.SimServer) -> None:
         },
     )
     assert code == 201
-    events = server.wait_for(
-        lambda: [
-            e
-            for e in call(
-                server,
-                "GET",
-                "/api/v1/namespaces/shop/events?fieldSelector=involvedObject.name%3Dhuge",
-            )[1]["items"]
-            if e["reason"] == "FailedScheduling"
-        ]
-    )
+    events = _failed_scheduling(server, "shop", "huge")
     assert events[0]["message"].startswith("0/6 nodes are available: 6 Insufficient memory.")
     pod = server.sim.get("pods", "shop", "huge")
     assert pod["status"]["phase"] == "Pending"
@@ -322,17 +322,7 @@ def test_pod_no_node_spreads_stays_pending_with_the_reason(
     pod = {"kind": "Pod", "metadata": {"name": "racked", "labels": {"app": "racked"}}}
     code, _ = call(server, "POST", "/api/v1/namespaces/logging/pods", {**pod, "spec": spec})
     assert code == 201
-    events = server.wait_for(
-        lambda: [
-            e
-            for e in call(
-                server,
-                "GET",
-                "/api/v1/namespaces/logging/events?fieldSelector=involvedObject.name%3Dracked",
-            )[1]["items"]
-            if e["reason"] == "FailedScheduling"
-        ]
-    )
+    events = _failed_scheduling(server, "logging", "racked")
     assert events[0]["message"].startswith(
         "0/6 nodes are available: 6 node(s) didn't match pod topology spread constraints"
         " (missing required label)."
