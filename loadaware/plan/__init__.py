@@ -18,6 +18,7 @@ from loadaware.plan._classify import NodeTable, classify_nodes, node_scopes, poo
 from loadaware.plan._fit import Occupancy
 from loadaware.plan._output import plan_to_json
 from loadaware.plan._placement import HOTSPOT_TAINT
+from loadaware.plan._sampling import eligible_needed, num_feasible_nodes_to_find
 from loadaware.plan._scheduler import (
     best_nodes,
     predict_node,
@@ -44,8 +45,10 @@ __all__ = [
     "best_nodes",
     "build_plan",
     "classify_nodes",
+    "eligible_needed",
     "judge_pod",
     "node_scopes",
+    "num_feasible_nodes_to_find",
     "plan_to_json",
     "pool_of",
     "predict_node",

@@ -510,6 +510,15 @@ class SteeringSettings(_Model):
     # otherwise outscore that landing (plan JSON `steer`). Off: only moves whose
     # natural landing is good are planned.
     soft_taint: bool = True
+    # kube-scheduler's percentageOfNodesToScore (KubeSchedulerConfiguration): from
+    # 100 nodes it scores only a sample of the feasible ones. 0 is its adaptive
+    # default (50% less 1% per 125 nodes, at least 5% and 100 nodes), which managed
+    # control planes keep; 100 scores every node. The landing set of each eviction
+    # is sized for that sample.
+    percentage_of_nodes_to_score: Annotated[int, Field(ge=0, le=100)] = 0
+    # The largest chance, without trusting kube-scheduler's node order, that its
+    # sample misses every node of an eviction's landing set.
+    miss_probability: Annotated[float, Field(gt=0, lt=1)] = 0.001
 
 
 NodeAffinityType = Literal[
