@@ -124,7 +124,7 @@ def build_plan(
     if consolidating:
         placement.reset()
         for move in moves:
-            placement.apply(move.candidate, move.target_index)
+            placement.apply(move.candidate, move.landing)
         extra, consolidation = _consolidate.consolidate(
             problem, placement, profiles, moves, now, usage, verdict.stale_pods, source_nodes
         )
@@ -146,6 +146,7 @@ def build_plan(
             reason=move.candidate.reason,
             workload=workload_key(move.candidate.pod),
             steer=tuple(sorted(table.names[i] for i in move.steer)),
+            landing_set=tuple(sorted(table.names[i] for i in move.landing_set)),
             named={
                 r: float(move.candidate.usage[k])
                 for k, r in enumerate(table.resources)

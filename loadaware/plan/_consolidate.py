@@ -104,8 +104,8 @@ def consolidate(
                 failure = f"{cand.pod.key} has no landing ({found.reason or 'no-fit'})"
                 break
             trial.charge(cand.pod, name, cand.pdbs)
-            placement.apply(cand, found.target)
-            placed.append(Move(candidate=cand, target_index=found.target, steer=found.steer))
+            placement.apply(cand, found)
+            placed.append(Move.landed(cand, found))
         if failure is not None:
             for _ in placed:
                 placement.undo_last()

@@ -27,8 +27,26 @@ from loadaware.plan._problem import Candidate, Problem
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class Move:
     candidate: Candidate
-    target_index: int | None  # None: nodeFit is off and nothing fits; it will stay Pending
-    steer: tuple[int, ...] = ()  # nodes carrying the soft taint while it is scheduled
+    landing: Landing
+
+    @classmethod
+    def landed(cls, candidate: Candidate, landing: Landing) -> Move:
+        return cls(candidate=candidate, landing=landing)
+
+    @property
+    def target_index(self) -> int | None:
+        """None: nodeFit is off and nothing fits; it will stay Pending."""
+        return self.landing.target
+
+    @property
+    def steer(self) -> tuple[int, ...]:
+        """Nodes carrying the soft taint while it is scheduled."""
+        return self.landing.steer
+
+    @property
+    def landing_set(self) -> tuple[int, ...]:
+        """Every node it may land on: all good landings."""
+        return self.landing.landing_set
 
 
 @dataclass(kw_only=True, eq=False)
@@ -90,8 +108,8 @@ def place_must_moves(
             solution.unplaced[cand.pod.key] = why
             continue
         budget.charge(cand.pod, source, cand.pdbs)
-        placement.apply(cand, found.target)
-        solution.moves.append(Move(candidate=cand, target_index=found.target, steer=found.steer))
+        placement.apply(cand, found)
+        solution.moves.append(Move.landed(cand, found))
         solution.unplaced.pop(cand.pod.key, None)
         moved.add(cand.pod.key)
     return moved
@@ -148,8 +166,8 @@ def relieve_node(
             stop_reason = ""
             continue
         budget.charge(pick.pod, source, pick.pdbs)
-        placement.apply(pick, found.target)
-        solution.moves.append(Move(candidate=pick, target_index=found.target, steer=found.steer))
+        placement.apply(pick, found)
+        solution.moves.append(Move.landed(pick, found))
     if problem.is_hot(placement.usage, hot):
         blocked = solution.blocked.get(hot)
         if blocked and not stop_reason.startswith("budget"):

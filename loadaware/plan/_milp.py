@@ -377,7 +377,7 @@ def _failures(
         if found.reason is not None:
             failed.append((int(i), found.reason, found.where))
             continue
-        placement.apply(cand, found.target)
+        placement.apply(cand, found)
     return failed, landings
 
 
@@ -411,8 +411,8 @@ def _replay(
             continue
         budget.charge(cand.pod, problem.table.names[cand.node_index], cand.pdbs)
         if not landed:
-            placement.apply(cand, found.target)
-        solution.moves.append(Move(candidate=cand, target_index=found.target, steer=found.steer))
+            placement.apply(cand, found)
+        solution.moves.append(Move.landed(cand, found))
         taken.add(cand.pod.key)
     # Must-moves HiGHS left out (within its gap, or too big for the aggregate
     # headroom) are tried again in order; the reasons they fail are recorded.

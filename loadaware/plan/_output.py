@@ -21,6 +21,7 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
                 "reason": e.reason,
                 "workload": e.workload,
                 "steer": list(e.steer),
+                "landingSet": list(e.landing_set),
                 **({"named": dict(e.named)} if e.named else {}),
             }
             for e in plan.evictions

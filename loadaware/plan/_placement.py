@@ -8,6 +8,16 @@ kube-scheduler model: the replacement must be predicted to land on a node that
 is neither hot, excluded nor the source, and that stays at or below its
 targetThresholds with the pod's usage added.
 
+From 100 nodes kube-scheduler scores only a sample of the feasible nodes
+(`_sampling`), so a replacement lands on the best node of a sample it cannot be
+told. There a landing is a set: the best-scoring good nodes, enough of them that
+a sample misses them all with a chance of at most `steering.missProbability`,
+and the soft taint on every other node that could outscore the weakest of them
+(within `SCORE_MARGIN`). A move is planned only where the taint provably puts
+that set ahead of every node that is not a good landing. Where the sample is
+every feasible node, this is the single best node and the fewest taints that
+make it kube-scheduler's choice.
+
 Must-move pods (named by a deschedule strategy) are held to the same landing
 rules, except that their source need not be hot, and two more: a replacement
 that fits nowhere is never allowed (even with nodeFit off), and it must land
@@ -24,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from loadaware.cluster import ClusterState
-from loadaware.plan import _scheduler
+from loadaware.plan import _sampling, _scheduler
 from loadaware.plan._fit import IntArray, Occupancy
 from loadaware.plan._problem import AppliedMove, Candidate, Problem
 
@@ -37,6 +47,18 @@ BOUNCE_BACK = "bounce-back"  # predicted back on its source or on another hot/ex
 TARGET_OVER_THRESHOLD = "target-over-threshold"  # the landing node would end above its targets
 NO_FIT = "no-fit"  # no node fits: the replacement would stay Pending
 STILL_VIOLATES = "still-violates"  # a must-move's replacement would break its rule again
+# Too few good landings near the top for kube-scheduler's sample to be sure to hold one.
+FEW_GOOD_LANDINGS = "few-good-landings"
+
+# Points of a node's total score the model may be off by on a sample: the plugins
+# it leaves out (volume binding), and the normalising plugins (PodTopologySpread,
+# InterPodAffinity, NodeAffinity), which kube-scheduler normalises over the nodes
+# it scored, not over every feasible node.
+SCORE_MARGIN = 10
+# A node is a good landing with room for its expected usage plus this many standard
+# deviations of what earlier replacements, each landing somewhere in its set, may
+# have added to it.
+LANDING_DEVIATIONS = 3.0
 
 # Good landings tried, best score first, when a must-move's rule rejects one.
 _LANDINGS_TRIED = 3
@@ -54,6 +76,11 @@ class Landing:
     steer: tuple[int, ...] = ()
     reason: str | None = None
     where: int | None = None  # with a reason: the node the replacement would land badly on
+    # Every node the replacement may land on under those taints, all good landings;
+    # `target` is the best of them.
+    landing_set: tuple[int, ...] = ()
+    # The chance of each landing_set node being where it lands, in the same order.
+    shares: tuple[float, ...] = ()
 
 
 def _round_view(cluster: ClusterState) -> ClusterState:
@@ -69,6 +96,25 @@ def _round_view(cluster: ClusterState) -> ClusterState:
     return dataclasses.replace(cluster, nodes=nodes)
 
 
+def _landing_shares(totals: IntArray, sampled: float) -> tuple[float, ...]:
+    """The chance of each node being the best of kube-scheduler's sample, given that
+    the sample holds one of them: each node is in the sample with chance `sampled`
+    (independently, near enough), and the best of those present wins; tied nodes
+    share their ranks' chances, as kube-scheduler picks among them at random."""
+    order = np.argsort(-totals, kind="stable")
+    rank_chance = sampled * (1.0 - sampled) ** np.arange(len(totals))
+    chance = np.empty(len(totals))
+    chance[order] = rank_chance
+    for value in np.unique(totals):
+        tied = totals == value
+        chance[tied] = chance[tied].mean()
+    return tuple(float(c) for c in chance / chance.sum())
+
+
+def _sorted_ints(values: IntArray) -> tuple[int, ...]:
+    return tuple(sorted(int(i) for i in values))
+
+
 class Placement:
     """A working copy of the cluster that evictions are applied to, in order.
 
@@ -81,6 +127,10 @@ class Placement:
         self.occupancy = Occupancy.from_cluster(_round_view(problem.cluster))
         self.usage = problem.table.usage.copy()
         self._applied: list[tuple[Candidate, int | None]] = []
+        # The usage each applied move put on its landing set's nodes, and its variance:
+        # where a replacement lands within its set is kube-scheduler's draw.
+        self._spread: list[tuple[tuple[int, ...], np.ndarray, np.ndarray]] = []
+        self.variance = np.zeros_like(self.usage)
         table = problem.table
         self._names = table.names
         # Nodes kube-scheduler may choose from, as indexes of both the table and
@@ -92,6 +142,12 @@ class Placement:
         self._steering = problem.policy.steering.soft_taint
         self._scale = np.where(table.allocatable > 0, table.allocatable, 1.0)
         self._high = np.where(np.isnan(table.high), np.inf, table.high)
+        steering = problem.policy.steering
+        # kube-scheduler counts every node, cordoned or not, to size its sample.
+        self._sample_size = _sampling.num_feasible_nodes_to_find(
+            steering.percentage_of_nodes_to_score, len(problem.cluster.nodes)
+        )
+        self._miss_probability = steering.miss_probability
 
     def landing(self, candidate: Candidate) -> Landing:
         """Where the replacement would land if the pod were evicted now, and the soft
@@ -113,6 +169,8 @@ class Placement:
             if self._node_fit or candidate.must_move:
                 return Landing(None, reason=NO_FIT)
             return Landing(None)
+        if indexes.size > self._sample_size:
+            return self._sampled_landing(candidate, scores)
         totals = scores.totals
         good = self._good_near_top(candidate, indexes, totals)
         best = scores.best()
@@ -122,7 +180,7 @@ class Placement:
             first = min(best.tolist(), key=lambda p: self._names[int(indexes[p])])
             if not self._rule_holds(candidate, int(indexes[first])):
                 return Landing(None, reason=STILL_VIOLATES)
-            return Landing(int(indexes[first]))
+            return Landing(int(indexes[first]), landing_set=_sorted_ints(indexes[best]))
         if not good.any():
             return self._bad(candidate, indexes[best])
         unchosen = np.iinfo(np.int64).min
@@ -144,10 +202,72 @@ class Placement:
             if rivals.size and rivals.max() >= steered[position]:
                 # A bad node leads by more than the taint costs it: not steerable.
                 break
-            return Landing(target, steer=tuple(int(i) for i in indexes[steer]))
+            return Landing(
+                target, steer=tuple(int(i) for i in indexes[steer]), landing_set=(target,)
+            )
         if not good[best].all():
             return self._bad(candidate, indexes[best[~good[best]]])
         return Landing(None, reason=STILL_VIOLATES)
+
+    def _sampled_landing(self, candidate: Candidate, scores: _scheduler.NodeScores) -> Landing:
+        """The landing when kube-scheduler scores a sample of the feasible nodes: the
+        eligible set E is the best-scoring good nodes, as many as a sample cannot
+        miss (but by steering.missProbability), with every good node tied with its
+        weakest; the soft taint goes on every other node scoring within SCORE_MARGIN
+        of that weakest, and the move is planned only when, under the taint, every
+        node outside the good ones trails E by more than SCORE_MARGIN."""
+        indexes, totals = scores.indexes, scores.totals
+        count = len(indexes)
+        need = _sampling.eligible_needed(count, self._sample_size, self._miss_probability)
+        # Best first; among equal totals in name order (indexes are in name order).
+        order = np.argsort(-totals, kind="stable")
+        good = np.zeros(count, dtype=bool)
+        judged = 0
+        chunk = max(_SHORTLIST, 2 * need)
+        floor: int | None = None
+        while judged < count:
+            block = order[judged : judged + chunk]
+            good[block] = self._good(candidate, indexes[block])
+            if candidate.landing_check is not None:
+                for position in block[good[block]].tolist():
+                    good[position] = self._rule_holds(candidate, int(indexes[position]))
+            judged += len(block)
+            eligible = order[:judged][good[order[:judged]]]
+            if len(eligible) >= need:
+                floor = int(totals[eligible[need - 1]])
+                if judged == count or totals[order[judged]] < floor - SCORE_MARGIN:
+                    break
+        if floor is None:
+            worst = order[:judged][~good[order[:judged]]]
+            if not len(worst):
+                return Landing(None, reason=FEW_GOOD_LANDINGS)
+            return self._bad(candidate, indexes[worst[:1]])
+        known_good = good  # unjudged positions count as bad below
+        rivals = ~known_good & (totals >= floor - SCORE_MARGIN)
+        steered = totals
+        steer: tuple[int, ...] = ()
+        if rivals.any():
+            if not self._steering or scores.tolerates_steering:
+                return self._bad(candidate, indexes[order[rivals[order]][:1]])
+            steered = scores.with_steering(rivals)
+            steer = _sorted_ints(indexes[rivals])
+        eligible_mask = known_good & (totals >= floor)
+        weakest = int(steered[eligible_mask].min())
+        outside = ~known_good
+        if outside.any() and int(steered[outside].max()) + SCORE_MARGIN >= weakest:
+            # A bad node leads by more than the taint costs it: not steerable.
+            leader = np.flatnonzero(outside & (steered == steered[outside].max()))
+            return self._bad(candidate, indexes[leader[:1]])
+        landing = known_good & (steered >= weakest)
+        best = np.flatnonzero(landing & (steered == steered[landing].max()))
+        target = int(indexes[int(best[0])])
+        members = np.flatnonzero(landing)
+        return Landing(
+            target,
+            steer=steer,
+            landing_set=tuple(int(i) for i in indexes[members]),
+            shares=_landing_shares(steered[members], min(self._sample_size / count, 1.0)),
+        )
 
     def _good_near_top(
         self, candidate: Candidate, indexes: IntArray, totals: IntArray
@@ -169,7 +289,8 @@ class Placement:
 
     def _good(self, candidate: Candidate, indexes: IntArray) -> np.ndarray:
         """Which of the indexed nodes are good landings for the candidate's replacement."""
-        after = (self.usage[indexes] + candidate.usage) / self._scale[indexes]
+        room = self.usage[indexes] + LANDING_DEVIATIONS * np.sqrt(self.variance[indexes])
+        after = (room + candidate.usage) / self._scale[indexes]
         under = np.all(after <= self._high[indexes] + 1e-12, axis=1)
         return self._allowed[indexes] & (indexes != candidate.node_index) & under
 
@@ -194,11 +315,13 @@ class Placement:
     def undo_last(self) -> None:
         """Undo the most recently applied move."""
         candidate, target = self._applied.pop()
+        nodes, added, variance = self._spread.pop()
         if candidate.terminal:
             return
         if target is not None:
             self.occupancy.remove(candidate.pod)
-            self.usage[target] -= candidate.usage
+            self.usage[list(nodes)] -= added
+            self.variance[list(nodes)] -= variance
         self.occupancy.add(candidate.pod, self._names[candidate.node_index])
         self.usage[candidate.node_index] += candidate.usage
 
@@ -209,17 +332,35 @@ class Placement:
             (c.pod, names[c.node_index], None if t is None else names[t]) for c, t in self._applied
         ]
 
-    def apply(self, candidate: Candidate, target: int | None) -> None:
+    def apply(self, candidate: Candidate, found: Landing) -> None:
+        """Evict the candidate. Its replacement's requests go to the landing's target;
+        its usage is shared over the landing set by the chance of landing on each
+        node, which is what the later moves' landings see."""
+        target = found.target
         if candidate.terminal:
             # Not in the occupancy and without usage: nothing to take away.
             self._applied.append((candidate, None))
+            self._spread.append(((), candidate.usage, candidate.usage))
             return
         self.occupancy.remove(candidate.pod)
         self.usage[candidate.node_index] -= candidate.usage
+        nodes: tuple[int, ...] = ()
+        added = variance = candidate.usage
         if target is not None:
             self.occupancy.add(candidate.pod, self._names[target])
-            self.usage[target] += candidate.usage
+            if len(found.landing_set) > 1:
+                nodes = found.landing_set
+                shares = np.asarray(found.shares)
+                added = np.outer(shares, candidate.usage)
+                variance = np.outer(shares * (1.0 - shares), candidate.usage**2)
+                self.variance[list(nodes)] += variance
+            else:
+                nodes = (target,)
+                added = candidate.usage[np.newaxis, :]
+                variance = np.zeros_like(added)
+            self.usage[list(nodes)] += added
         self._applied.append((candidate, target))
+        self._spread.append((nodes, added, variance))
 
     def holds(self, moves: Sequence[tuple[Candidate, int | None]]) -> bool:
         """Whether exactly these moves, and no other, have been applied, in this order."""
@@ -230,6 +371,8 @@ class Placement:
 
     def reset(self) -> None:
         """Undo every applied move, newest first."""
+        self._spread.clear()
+        self.variance[:] = 0.0
         while self._applied:
             candidate, target = self._applied.pop()
             if candidate.terminal:

@@ -28,6 +28,9 @@ class Eviction:
     # Nodes that carry the soft taint (HOTSPOT_TAINT) when this eviction is sent;
     # expected_node is predicted under them.
     steer: tuple[str, ...] = ()
+    # Every node the replacement may land on when kube-scheduler scores only a
+    # sample of the nodes, all of them good landings; expected_node is the best.
+    landing_set: tuple[str, ...] = ()
     # Usage of the named resources (metrics.prometheus.resources) the round judges.
     named: Mapping[str, float] = field(default_factory=dict, hash=False)
 

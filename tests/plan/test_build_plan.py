@@ -318,6 +318,7 @@ def test_plan_json_shape() -> None:
         "reason": "hotspot",
         "workload": "Deployment/default/web",
         "steer": [],
+        "landingSet": ["cold"],
     }
     assert {n["name"]: n["class"] for n in body["nodes"]} == {"cold": "cold", "hot": "hot"}
     assert set(body["solver"]) == {"method", "seconds", "objective", "lowerBound"}

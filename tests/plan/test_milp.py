@@ -208,8 +208,8 @@ def test_the_final_replay_leaves_the_placement_holding_the_plan(monkeypatch) -> 
     assert len(moves) >= 3
 
     fresh = Placement(problem)
-    for candidate, target in moves:
-        fresh.apply(candidate, target)
+    for move in outcome.solution.moves:
+        fresh.apply(move.candidate, move.landing)
     assert placement.applied_moves() == fresh.applied_moves()
     assert np.array_equal(placement.usage, fresh.usage)
     assert np.array_equal(outcome.solution.usage_after, fresh.usage)
