@@ -385,10 +385,11 @@ LOADAWARE = DashboardSpec(
                             "{{where}}",
                         )
                     ],
-                    "Verified replacements of live rounds by where they landed: planned (on "
-                    "the node the plan expected), elsewhere (another node), pending (not "
-                    "scheduled or not found). Off-plan landings mean the planner's model of "
-                    "the scheduler is off.",
+                    "Verified replacements of live rounds by where they landed: planned (in "
+                    "the eviction's landing set), off-set (a good node outside it), bad (its "
+                    "source, a hot or excluded node, or a node it took over its targets: the "
+                    "breaker opens), pending (not scheduled or not found). Off-plan landings "
+                    "mean the planner's model of the scheduler is off.",
                 ),
                 PanelSpec(
                     "Landings off plan",

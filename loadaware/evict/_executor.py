@@ -44,7 +44,22 @@ from loadaware.policy import LoadAwarePolicy
 
 log = logging.getLogger(__name__)
 
-Landing = Literal["expected", "cool", "hot", "source", "excluded", "pending", "not-found"]
+# expected: on the plan's expectedNode; in-set: elsewhere in its landing set; off-set: a
+# good landing outside it; cool: another node, where no landing control judged it; the
+# rest are bad landings (source, hot, excluded, over-targets) or none (pending, not-found).
+Landing = Literal[
+    "expected",
+    "in-set",
+    "off-set",
+    "cool",
+    "hot",
+    "source",
+    "excluded",
+    "over-targets",
+    "pending",
+    "not-found",
+]
+BAD_LANDINGS: frozenset[str] = frozenset({"source", "hot", "excluded", "over-targets"})
 # Just-in-time re-check of an eviction against fresh data: None to go ahead,
 # "stop: <reason>" to end the round (metrics went stale), any other text to skip it.
 Recheck = Callable[[plan.Eviction], "str | None"]
@@ -136,11 +151,21 @@ class Executor:
         self._poll = poll_seconds
         self._stop_requested = stop_requested or (lambda: None)
         self._carrying: set[str] = set()  # nodes carrying the steering taint now
+        self._control: plan.LandingControl | None = None
 
     def run(
-        self, planned: plan.Plan, snapshot: cluster.ClusterState, recheck: Recheck
+        self,
+        planned: plan.Plan,
+        snapshot: cluster.ClusterState,
+        recheck: Recheck,
+        control: plan.LandingControl | None = None,
     ) -> ExecutionReport:
+        """Carry out the plan. With `control`, each move's landing set and steer set
+        are derived again just before its eviction from the cluster as observed
+        (the replacements bound so far, the predecessors gone), and a replacement is
+        judged by whether its landing is good, not by whether it is the planned node."""
         report = ExecutionReport(round_id=self._round, dry_run=self._dry_run)
+        self._control = control
         if not planned.evictions:
             return report
         if not self._dry_run:
@@ -248,6 +273,12 @@ class Executor:
                     self._record(report, eviction, "skipped", why)
                 continue
             assert pod is not None
+            if self._control is not None:
+                derived = self._control.landing(eviction)
+                if derived.skip is not None:
+                    self._record(report, eviction, "skipped", derived.skip)
+                    continue
+                eviction = derived.applied_to(eviction)
             if self._steers:
                 self._steer(eviction, report)
             started = self._evict(eviction, pod, report)
@@ -369,6 +400,7 @@ class Executor:
             at=self._clock(),
             budget=budget,
             steer=eviction.steer if self._steers else (),
+            landing_set=eviction.landing_set,
         )
         report.outcomes.append(outcome)
         record_outcome(outcome, kube=self._kube, round_id=self._round, dry_run=self._dry_run)
@@ -390,6 +422,7 @@ class Executor:
                 _is_ready(found)
                 or _is_unschedulable(found)
                 or (node and (node == pending.eviction.node or classes.get(node) == "hot"))
+                or (node and self._judge(pending.eviction, node) is not None)
             ):
                 del waiting[workload]
                 if not self._verify(pending, classes, report, wait=False) or report.stopped:
@@ -422,6 +455,7 @@ class Executor:
         node = ((found or {}).get("spec") or {}).get("nodeName")
         ready = found is not None and _is_ready(found)
         landing: Landing
+        bad = self._judge(eviction, node) if node else None
         if found is None:
             landing = "not-found"
         elif not node:
@@ -430,8 +464,14 @@ class Executor:
             landing = "source"
         elif classes.get(node) == "hot":
             landing = "hot"
+        elif bad is not None:
+            landing = bad  # type: ignore[assignment]
         elif node == eviction.expected_node:
             landing = "expected"
+        elif node in eviction.landing_set:
+            landing = "in-set"
+        elif self._control is not None:
+            landing = "off-set"
         elif classes.get(node) == "excluded":
             landing = "excluded"
         else:
@@ -452,6 +492,11 @@ class Executor:
         problem: str | None = None
         if landing in ("source", "hot"):
             problem = f"replacement of {eviction.pod} landed on {landing} node {node}"
+        elif landing in ("excluded", "over-targets") and self._control is not None:
+            what = (
+                "an excluded node" if landing == "excluded" else "a node it takes over its targets"
+            )
+            problem = f"replacement of {eviction.pod} landed on {what}, {node}"
         elif landing in ("cool", "excluded") and eviction.expected_node is not None:
             # The model that chose the landing and its steering taints was wrong
             # here; further moves planned with it are not to be trusted this round.
@@ -473,6 +518,11 @@ class Executor:
         selector = ",".join(f"{k}={v}" for k, v in sorted(waiting.labels.items()))
         listed = self._kube.list_pods(namespace, selector)
         _note_predecessor(waiting, listed, self._clock())
+        gone = waiting.evicted_uid and all(
+            p["metadata"].get("uid") != waiting.evicted_uid for p in listed
+        )
+        if gone and self._control is not None:
+            self._control.predecessor_gone(waiting.eviction, self._clock())
         fresh = [
             p
             for p in listed
@@ -483,7 +533,18 @@ class Executor:
         if not fresh:
             return None
         fresh.sort(key=lambda p: p["metadata"].get("creationTimestamp") or "")
-        return fresh[0]
+        found = fresh[0]
+        node = (found.get("spec") or {}).get("nodeName")
+        if node and self._control is not None:
+            self._control.replacement_bound(waiting.eviction, node, self._clock())
+        return found
+
+    def _judge(self, eviction: plan.Eviction, node: str) -> str | None:
+        """Why landing on `node` is bad (see LandingControl.judge_landing); None when
+        it is good or no landing control judges it."""
+        if self._control is None:
+            return None
+        return self._control.judge_landing(eviction, node)
 
     def open_breaker(self, reason: str, report: ExecutionReport) -> None:
         report.breaker = reason

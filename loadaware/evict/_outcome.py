@@ -42,6 +42,7 @@ class EvictionOutcome:
     at: datetime.datetime
     budget: str = ""  # which budget stopped it, when one did
     steer: tuple[str, ...] = ()  # nodes carrying the steering taint when it was sent
+    landing_set: tuple[str, ...] = ()  # every good node its replacement may land on
 
 
 def record_outcome(

@@ -15,6 +15,7 @@ from loadaware.plan._budget import (
 from loadaware.plan._build import allocatable_names, build_plan
 from loadaware.plan._candidates import EvictionRules, PodVerdict, judge_pod
 from loadaware.plan._classify import NodeTable, classify_nodes, node_scopes, pool_of
+from loadaware.plan._closed_loop import LandingControl, MoveLanding
 from loadaware.plan._fit import Occupancy
 from loadaware.plan._output import plan_to_json
 from loadaware.plan._placement import HOTSPOT_TAINT
@@ -35,6 +36,8 @@ __all__ = [
     "CarriedBudget",
     "Eviction",
     "EvictionRules",
+    "LandingControl",
+    "MoveLanding",
     "NodeReport",
     "NodeTable",
     "Occupancy",

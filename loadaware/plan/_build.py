@@ -68,18 +68,7 @@ def build_plan(
     except RefusedError as exc:
         return Plan(status="refused", reason=f"{exc.reference}: {exc.message}")
 
-    table = _classify.classify_nodes(
-        cluster,
-        usage,
-        policy.node_pools,
-        verdict.excluded_nodes,
-        confirm_consecutive=policy.metrics.hotspot_confirmation.consecutive,
-        resources=_classify.judged_resources(
-            policy.node_pools,
-            policy.consolidation.thresholds.as_dict() if policy.consolidation.enabled else {},
-        ),
-        allocatable_names=allocatable_names(policy),
-    )
+    table = classify_for_plan(cluster, usage, policy, verdict)
     profiles = _profiles.scoped_profiles(policy, cluster)
     tally = _profiles.Tally()
     problem, skipped = _build_problem(
@@ -234,6 +223,37 @@ def _solve(
     return greedy, "greedy", outcome.lower_bound, placement
 
 
+def classify_for_plan(
+    cluster: ClusterState, usage: Usage, policy: LoadAwarePolicy, verdict: metrics.UsageVerdict
+) -> _classify.NodeTable:
+    """The node table a plan is made on: pools, classes and the resources judged."""
+    return _classify.classify_nodes(
+        cluster,
+        usage,
+        policy.node_pools,
+        verdict.excluded_nodes,
+        confirm_consecutive=policy.metrics.hotspot_confirmation.consecutive,
+        resources=_classify.judged_resources(
+            policy.node_pools,
+            policy.consolidation.thresholds.as_dict() if policy.consolidation.enabled else {},
+        ),
+        allocatable_names=allocatable_names(policy),
+    )
+
+
+def target_indexes(cluster: ClusterState, table: _classify.NodeTable) -> np.ndarray:
+    """Nodes that may receive pods: cold or normal, and schedulable."""
+    nodes = cluster.nodes_by_name
+    return np.array(
+        [
+            i
+            for i, c in enumerate(table.classes)
+            if c in ("cold", "normal") and not nodes[table.names[i]].unschedulable
+        ],
+        dtype=np.int64,
+    )
+
+
 def allocatable_names(policy: LoadAwarePolicy) -> dict[str, str]:
     """Named resources whose capacity is a node allocatable resource, by name."""
     source = policy.metrics.prometheus
@@ -308,15 +328,7 @@ def _build_problem(
                 )
             )
         by_node[index] = tuple(found)
-    nodes = cluster.nodes_by_name
-    targets = np.array(
-        [
-            i
-            for i, c in enumerate(table.classes)
-            if c in ("cold", "normal") and not nodes[table.names[i]].unschedulable
-        ],
-        dtype=np.int64,
-    )
+    targets = target_indexes(cluster, table)
     must = _must_moves(
         cluster, usage, table, stale_pods, now, carried, source_nodes, profiles, tally, skipped
     )

@@ -3,6 +3,7 @@ record. Reads Plans and execution reports; changes nothing."""
 
 from loadaware.report._audit import (
     LANDING_WHERE,
+    LANDINGS_WHERE,
     NodeRelief,
     RoundRecord,
     model_error,
@@ -13,6 +14,7 @@ from loadaware.report._html import render_plan_html, render_round_html
 from loadaware.report._table import bar, render_plan_table
 
 __all__ = [
+    "LANDINGS_WHERE",
     "LANDING_WHERE",
     "NodeRelief",
     "RoundRecord",

@@ -99,6 +99,7 @@ def round_to_json(record: RoundRecord) -> dict[str, Any]:
                 "reason": o.reason,
                 "budget": o.budget or None,
                 "steer": list(o.steer),
+                "landingSet": list(o.landing_set),
                 "at": _time(o.at),
             }
             for o in (execution.outcomes if execution else [])
@@ -126,7 +127,7 @@ def round_to_json(record: RoundRecord) -> dict[str, Any]:
             "landingsOffPlan": sum(
                 1
                 for r in (execution.replacements if execution else [])
-                if r.landing in ("cool", "excluded", "hot", "source")
+                if LANDING_WHERE.get(r.landing) in ("off-set", "bad")
             ),
             "taintsApplied": execution.tainted if execution else [],
             "taintsRemoved": execution.untainted if execution else [],
@@ -166,20 +167,26 @@ def model_error(relief: list[NodeRelief]) -> dict[str, dict[str, float]]:
     }
 
 
-# Where a verified replacement landed, folded into whether expectedNode held.
+# Where a verified replacement landed, folded into whether the plan held: planned
+# (in its landing set), off-set (a good landing outside it), bad (its source, a hot or
+# excluded node, or a node it takes over its targets), pending (not scheduled, not found).
 LANDING_WHERE: Mapping[str, str] = {
     "expected": "planned",
-    "cool": "elsewhere",
-    "excluded": "elsewhere",
-    "hot": "elsewhere",
-    "source": "elsewhere",
+    "in-set": "planned",
+    "off-set": "off-set",
+    "cool": "off-set",
+    "excluded": "bad",
+    "hot": "bad",
+    "source": "bad",
+    "over-targets": "bad",
     "pending": "pending",
     "not-found": "pending",
 }
+LANDINGS_WHERE: tuple[str, ...] = ("planned", "off-set", "bad", "pending")
 
 
 def _landings(execution: evict.ExecutionReport | None) -> dict[str, int]:
-    counts = dict.fromkeys(("planned", "elsewhere", "pending"), 0)
+    counts = dict.fromkeys(LANDINGS_WHERE, 0)
     for replacement in execution.replacements if execution else []:
         counts[LANDING_WHERE.get(replacement.landing, "pending")] += 1
     return counts

@@ -157,11 +157,12 @@ def _run(
     carried = state.carried_budget(plan.unavailable_by_workload(snapshot))
     record.budgets = _budgets_json(settings, carried)
     record.budgets.update(settled)
+    planned_at = context.clock()
     planned = timed_plan(
         snapshot,
         usage,
         settings,
-        context.clock(),
+        planned_at,
         carried=carried,
         source_nodes=options.source_nodes,
     )
@@ -192,8 +193,14 @@ def _run(
         stop_requested=options.stop_requested,
     )
     recheck = _Rechecker(settings, context, snapshot, usage, options.stop_requested)
+    # A dry run changes nothing, so the plan's landings stand as they are.
+    control = (
+        None
+        if dry_run
+        else plan.LandingControl.for_plan(snapshot, usage, settings, planned_at, planned)
+    )
     _phase(options, "evicting")
-    execution = executor.run(planned, snapshot, recheck)
+    execution = executor.run(planned, snapshot, recheck, control)
     record.execution = execution
     record.status = "executed"
     evicted = [o for o in execution.outcomes if o.result == "evicted"]

@@ -28,10 +28,10 @@ NODE_CLASSES: tuple[str, ...] = ("hot", "cold", "normal", "excluded")
 ROUND_RESULTS: tuple[str, ...] = ("planned", "noop", "refused", "executed", "aborted", "error")
 WEBHOOK_RESULTS: tuple[str, ...] = ("accepted", "ignored", "coalesced", "rejected", "unauthorized")
 # Where a verified replacement ended up (ReplacementReport.landing), folded into
-# whether the model's expectedNode held: planned (expected), elsewhere (landed on
-# another node: cool, excluded, hot, source) or pending (not scheduled or gone).
+# whether the plan held: planned (in its landing set), off-set (a good node outside
+# it), bad (source, hot, excluded, over its targets) or pending (not scheduled or gone).
 LANDING_WHERE = report.LANDING_WHERE
-LANDINGS_WHERE: tuple[str, ...] = ("planned", "elsewhere", "pending")
+LANDINGS_WHERE = report.LANDINGS_WHERE
 
 ROUNDS = Counter(
     "loadaware_rounds_total", "Rounds run, by trigger and result.", ["trigger", "result"]
@@ -104,7 +104,8 @@ BOUNCED = Counter(
 LANDINGS = Counter(
     "loadaware_landings_total",
     "Verified replacements of live rounds, by where they landed against the plan: "
-    "planned (on expectedNode), elsewhere (another node), pending (not scheduled or not found).",
+    "planned (in its landing set), off-set (a good node outside it), bad (its source, a hot "
+    "or excluded node, or over its targets), pending (not scheduled or not found).",
     ["where"],
 )
 for _where in LANDINGS_WHERE:

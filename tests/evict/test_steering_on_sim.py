@@ -59,18 +59,22 @@ def test_replacements_land_where_planned_under_each_evictions_taints(server, tmp
     evicted = [e for e in audit["evictions"] if e["result"] == "evicted"]
     assert len(evicted) == len(planned) == 8
     assert any(e["steer"] for e in planned.values())
-    for pod, plan_entry in planned.items():
-        assert seen[pod] == set(plan_entry["steer"]), pod
-        assert classes[plan_entry["expectedNode"]] == "cold"
+    # Each move's landing and steer set are derived again just before its eviction,
+    # from the cluster as observed then: what the evictor records.
+    sent = {e["pod"]: e for e in evicted}
+    for pod in planned:
+        assert seen[pod] == set(sent[pod]["steer"]), pod
+        assert sent[pod]["landingSet"] == [sent[pod]["expectedNode"]]
+        assert classes[sent[pod]["expectedNode"]] == "cold"
     replacements = audit["verification"]["replacements"]
     assert [r["landing"] for r in replacements] == ["expected"] * 8
     assert {r["pod"]: r["node"] for r in replacements} == {
-        pod: e["expectedNode"] for pod, e in planned.items()
+        pod: e["expectedNode"] for pod, e in sent.items()
     }
     assert audit["verification"]["landingsOffPlan"] == 0
     assert audit["verification"]["breaker"] is None
     applied = set(audit["verification"]["taintsApplied"])
-    assert applied == set().union(*(set(e["steer"]) for e in planned.values()))
+    assert applied == set().union(*(set(e["steer"]) for e in sent.values()))
     assert set(audit["verification"]["taintsRemoved"]) >= applied
     assert audit["verification"]["taintsLeft"] == []
     assert _tainted(server) == set()

@@ -259,24 +259,28 @@ def test_landings_by_where_in_live_rounds_only() -> None:
     def landings(where: str) -> float | None:
         return value("loadaware_landings_total", where=where)
 
-    for where in ("planned", "elsewhere", "pending"):
+    wheres = ("planned", "off-set", "bad", "pending")
+    for where in wheres:
         assert landings(where) is not None, f"{where} is not pre-created"
-    before = {where: landings(where) or 0 for where in ("planned", "elsewhere", "pending")}
+    before = {where: landings(where) or 0 for where in wheres}
     record = executed_record()
     assert record.execution is not None
     record.execution.replacements.extend(
         [
-            replacement("shop/c", "cool", 3.0),
+            replacement("shop/b", "in-set", 3.0),
+            replacement("shop/c", "off-set", 3.0),
             replacement("shop/d", "excluded", 3.0),
             replacement("shop/e", "hot", 3.0),
+            replacement("shop/h", "over-targets", 3.0),
             replacement("shop/f", "pending", None),
             replacement("shop/g", "not-found", None),
         ]
     )
     runtime.observe_round(record)
-    # expected; source, cool, excluded, hot; pending, not-found
-    assert landings("planned") == before["planned"] + 1
-    assert landings("elsewhere") == before["elsewhere"] + 4
+    # expected, in-set; off-set; source, excluded, hot, over-targets; pending, not-found
+    assert landings("planned") == before["planned"] + 2
+    assert landings("off-set") == before["off-set"] + 1
+    assert landings("bad") == before["bad"] + 4
     assert landings("pending") == before["pending"] + 2
 
     dry = executed_record()
@@ -284,8 +288,8 @@ def test_landings_by_where_in_live_rounds_only() -> None:
     dry.dry_run = True
     dry.execution.dry_run = True
     runtime.observe_round(dry)
-    assert landings("planned") == before["planned"] + 1
-    assert landings("elsewhere") == before["elsewhere"] + 4
+    assert landings("planned") == before["planned"] + 2
+    assert landings("bad") == before["bad"] + 4
 
 
 def test_relief_verdicts_and_model_error_from_live_rounds() -> None:
