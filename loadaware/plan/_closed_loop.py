@@ -154,6 +154,8 @@ class LandingControl:
         if found.reason is not None:
             where = f" on {self._names[found.where]}" if found.where is not None else ""
             return MoveLanding(skip=f"{NO_GOOD_LANDING}: {found.reason}{where}")
+        # The evictor sets exactly these taints now.
+        self._placement.carry(found.steer)
         names = self._names
         return MoveLanding(
             expected_node=None if found.target is None else names[found.target],

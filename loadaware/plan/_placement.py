@@ -130,6 +130,8 @@ class Placement:
         # The usage each applied move put on its landing set's nodes, and its variance:
         # where a replacement lands within its set is kube-scheduler's draw.
         self._spread: list[tuple[tuple[int, ...], np.ndarray, np.ndarray]] = []
+        # The nodes carrying the soft taint since the last move applied, per move.
+        self._steered: list[frozenset[int]] = [frozenset()]
         self.variance = np.zeros_like(self.usage)
         table = problem.table
         self._names = table.names
@@ -246,11 +248,17 @@ class Placement:
         rivals = ~known_good & (totals >= floor - SCORE_MARGIN)
         steered = totals
         steer: tuple[int, ...] = ()
-        if rivals.any():
-            if not self._steering or scores.tolerates_steering:
-                return self._bad(candidate, indexes[order[rivals[order]][:1]])
-            steered = scores.with_steering(rivals)
-            steer = _sorted_ints(indexes[rivals])
+        if rivals.any() and (not self._steering or scores.tolerates_steering):
+            return self._bad(candidate, indexes[order[rivals[order]][:1]])
+        if self._steering and not scores.tolerates_steering:
+            # A node tainted for the last move keeps its taint unless it may be a
+            # landing now: a taint left on costs no patch, and steers only away.
+            kept = np.fromiter(self._steered[-1], dtype=np.int64)
+            kept = kept[~np.isin(kept, indexes[known_good & (totals >= floor)])]
+            rivals |= np.isin(indexes, kept)
+            if rivals.any() or kept.size:
+                steered = scores.with_steering(rivals)
+                steer = _sorted_ints(np.union1d(indexes[rivals], kept))
         eligible_mask = known_good & (totals >= floor)
         weakest = int(steered[eligible_mask].min())
         outside = ~known_good
@@ -268,6 +276,11 @@ class Placement:
             landing_set=tuple(int(i) for i in indexes[members]),
             shares=_landing_shares(steered[members], min(self._sample_size / count, 1.0)),
         )
+
+    def carry(self, steer: tuple[int, ...]) -> None:
+        """The nodes carrying the soft taint now, when the evictor, not a move applied
+        here, set them (landing control): the next landing keeps what it may."""
+        self._steered[-1] = frozenset(steer)
 
     def _good_near_top(
         self, candidate: Candidate, indexes: IntArray, totals: IntArray
@@ -316,6 +329,7 @@ class Placement:
         """Undo the most recently applied move."""
         candidate, target = self._applied.pop()
         nodes, added, variance = self._spread.pop()
+        self._steered.pop()
         if candidate.terminal:
             return
         if target is not None:
@@ -341,6 +355,7 @@ class Placement:
             # Not in the occupancy and without usage: nothing to take away.
             self._applied.append((candidate, None))
             self._spread.append(((), candidate.usage, candidate.usage))
+            self._steered.append(self._steered[-1])
             return
         self.occupancy.remove(candidate.pod)
         self.usage[candidate.node_index] -= candidate.usage
@@ -361,6 +376,7 @@ class Placement:
             self.usage[list(nodes)] += added
         self._applied.append((candidate, target))
         self._spread.append((nodes, added, variance))
+        self._steered.append(frozenset(found.steer))
 
     def holds(self, moves: Sequence[tuple[Candidate, int | None]]) -> bool:
         """Whether exactly these moves, and no other, have been applied, in this order."""
@@ -372,6 +388,7 @@ class Placement:
     def reset(self) -> None:
         """Undo every applied move, newest first."""
         self._spread.clear()
+        del self._steered[1:]
         self.variance[:] = 0.0
         while self._applied:
             candidate, target = self._applied.pop()
