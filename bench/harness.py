@@ -4,6 +4,7 @@
     python -m bench --quick              # 100 and 1,000 nodes
     python -m bench --sizes 20,200 --capacity tight --solvers milp,descheduler-order
     python -m bench --sizes 1000 --families usage-independent
+    python -m bench --sizes 1000 --scoring sampled
 
 For every size, capacity and family it generates a cluster
 (`loadaware.sim.generate_cluster`, about 30 pods per node; the "proportional"
@@ -22,13 +23,18 @@ planner call, measured by the harness, not what the plan says.
 Everything else in a row is recomputed by the harness from the inputs and the
 plan's evictions (`bench.measure`, `bench.checks`): the replacements are placed
 in order by loadaware's kube-scheduler model, each under the soft taints its
-eviction's `steer` names, landing on a random one of the nodes tied for the
-best score unless the plan's expected node is among them; hot nodes, residual
-overload, peak utilisation of the landing nodes, bounce-backs, how many
-landings the plan predicted without a tie and how many tied with a bad node are
-read off the result; an independent checker counts broken rules. Loading is measured apart: once per
-size, the cluster is written as a `kubectl get -o json` file and read back with
-`load_cluster_file` (the planner's time does not include it).
+eviction's `steer` names. Each plan is replayed twice, one row each: with every
+feasible node scored ("full": landing on a random one of the nodes tied for the
+best score unless the plan's expected node is among them), and with
+kube-scheduler's default node sampling ("sampled": the best of the nodes its
+walk scores, a seeded-random one of them if tied; `--scoring` picks one). Hot
+nodes, residual overload, peak utilisation of the landing nodes, bounce-backs,
+bad landings, landings off the plan's landing set, how many landings the plan
+predicted without a tie and how many tied with a bad node are read off the
+result, and the taint patches the steer sets take; an independent checker
+counts broken rules. Loading is measured apart: once per size, the cluster is
+written as a `kubectl get -o json` file and read back with `load_cluster_file`
+(the planner's time does not include it).
 
 Prints Markdown tables and writes the full results as JSON to bench/results/.
 """
@@ -80,6 +86,7 @@ COLUMNS: Final = (
     "capacity",
     "family",
     "solver",
+    "scoring",
     "evictions",
     "hot nodes before",
     "hot nodes left",
@@ -92,9 +99,12 @@ COLUMNS: Final = (
     "solve s",
     "peak MiB",
     "bounce-backs",
+    "bad landings",
+    "off-set landings",
     "pending",
     "as planned %",
     "bad ties",
+    "taint patches per eviction",
     "violations",
     "evictions vs descheduler order",
     "time vs descheduler order",
@@ -106,12 +116,18 @@ LEGEND: Final = """\
   "gpu" judged on gpu too, some hot by GPU utilisation alone); size counts the nodes
   without the GPU pool.
 - solver: the method the plan reports; "(asked milp)" when the policy asked for another.
+- scoring: how the replay's kube-scheduler scores. full: every feasible node; among tied
+  best nodes the plan's expected node if it is one, else a seeded-random one. sampled:
+  kube-scheduler's default (percentageOfNodesToScore adaptive; below 100 nodes it scores
+  every feasible node too): only the numFeasibleNodesToFind feasible nodes its walk
+  finds first, in nodeTree order (zones round-robin) from a start index that moves on
+  with every replacement (starting at a seeded-random one); among tied best nodes of
+  that sample a seeded-random one, the plan's expected node or not.
 - hot nodes left, residual overload (sum over nodes and resources of utilisation above
   targetThresholds), peak target util (highest resource utilisation of a node that
   received a replacement): after the harness places every replacement, in order, with
   loadaware's kube-scheduler model, under the soft taints of the eviction's steer set,
-  its predecessor's requests still counted; among tied best nodes the plan's expected
-  node if it is one, else a seeded-random one.
+  its predecessor's requests still counted.
 - gpu hot left: nodes above their gpu target after the replay, of those above it before;
   "-" where no pool judges gpu.
 - nodes tainted: size of the union of the evictions' steer sets (none for the baseline).
@@ -120,14 +136,20 @@ LEGEND: Final = """\
 - solve s: wall time around the planner call; peak MiB: rise of the planning process's
   peak RSS during the call.
 - bounce-backs: replacements landing back on their source or on a node above its
-  targetThresholds; pending: replacements no node can take; as planned %: replacements
-  landing on the plan's expected node with no other node tied for the best score; bad
-  ties: replacements whose tie of best nodes holds another node and one of them is the
-  source, out of the round, or would end above its targetThresholds.
+  targetThresholds; bad landings: replacements landing on a bad node: their source, a
+  node hot before the round or out of it, or one that ends above its targetThresholds
+  (the bounce-backs and more); off-set landings: replacements landing on a good node
+  outside their eviction's landingSet ("-" when no eviction has one); pending:
+  replacements no node can take; as planned %: replacements whose best score (of the
+  sample, when sampled) only the plan's expected node has; bad ties: replacements whose
+  tie of best nodes holds another node and one of them is bad.
+- taint patches per eviction: node taint changes (a node's soft taint added or removed)
+  to go from one eviction's steer set to the next, from no taint before the first to
+  none after the last, divided by the evictions; the same in both scorings.
 - violations: rules broken per bench/checks.py (target rules only for loadaware's plans:
   the baseline names no target).
 - evictions (time) vs descheduler order: ratio to the descheduler-order row of the same
-  size, capacity and family."""
+  size, capacity, family and scoring."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -138,6 +160,7 @@ class Options:
     seed: int = 1
     pods_per_node: int = 30
     solvers: tuple[str, ...] = SOLVERS
+    scorings: tuple[str, ...] = measure.SCORINGS  # the replay's, one row each
     out: pathlib.Path | None = RESULTS_DIR  # None: write no JSON
     isolate: bool = True  # a fresh process per planner run (and per loading)
     timeout_seconds: float = 900.0
@@ -358,7 +381,7 @@ def _gap_percent(report: plan.Plan) -> float | None:
     return (value - bound) / bound * 100
 
 
-def _row(
+def _rows(
     *,
     size: int,
     capacity: str,
@@ -370,7 +393,9 @@ def _row(
     settings: policy.LoadAwarePolicy,
     view: checks.ClusterView,
     seed: int,
-) -> dict[str, Any]:
+    scorings: Sequence[str],
+) -> list[dict[str, Any]]:
+    """One row per scoring regime of the replay, or one row saying the plan failed."""
     row: dict[str, Any] = {
         "size": size,
         "capacity": capacity,
@@ -378,22 +403,24 @@ def _row(
         "requested": solver,
     }
     if run.error is not None:
-        return {**row, "solver": solver, "error": run.error, "seconds": run.seconds}
+        return [
+            {**row, "solver": solver, "scoring": "-", "error": run.error, "seconds": run.seconds}
+        ]
     report: plan.Plan = run.value
     reported = BASELINE if solver == BASELINE else report.solver.method
     label = reported if solver in (reported, BASELINE) else f"{reported} (asked {solver})"
-    outcome = measure.replay_plan(report.evictions, state, usage, view, seed=seed)
     problems = checks.check_plan(
         report, state, usage, settings, NOW, check_targets=solver != BASELINE
     )
-    return {
+    planned = {
         **row,
         "solver": label,
         "method": report.solver.method,
         "status": report.status,
         "reason": report.reason,
         "evictions": len(report.evictions),
-        **asdict(outcome),
+    }
+    rest = {
         "objective": report.solver.objective,
         "lower_bound": report.solver.lower_bound,
         "gap_percent": _gap_percent(report),
@@ -403,6 +430,19 @@ def _row(
         "violation_examples": problems[:10],
         "skipped": dict(report.skipped),
     }
+    return [
+        {
+            **planned,
+            "scoring": scoring,
+            **asdict(
+                measure.replay_plan(
+                    report.evictions, state, usage, view, seed=seed, scoring=scoring
+                )
+            ),
+            **rest,
+        }
+        for scoring in scorings
+    ]
 
 
 def _build_instance(
@@ -519,7 +559,7 @@ def _run_instance(
             isolate=options.isolate,
             timeout_seconds=options.timeout_seconds,
         )
-        row = _row(
+        rows = _rows(
             size=size,
             capacity=capacity,
             family=family,
@@ -530,14 +570,17 @@ def _run_instance(
             settings=settings,
             view=view,
             seed=options.seed,
+            scorings=options.scorings,
         )
-        results.rows.append(row)
-        if row.get("error"):
-            _progress(f"{tag} {solver}: failed\n{row['error']}")
-        else:
+        results.rows.extend(rows)
+        for row in rows:
+            if row.get("error"):
+                _progress(f"{tag} {solver}: failed\n{row['error']}")
+                continue
             _progress(
-                f"{tag} {row['solver']}: {row['evictions']} evictions in {row['seconds']:.2f}s, "
-                f"{row['hot_left']} hot left, {row['nodes_tainted']} tainted, "
+                f"{tag} {row['solver']}, {row['scoring']} scoring: {row['evictions']} "
+                f"evictions in {row['seconds']:.2f}s, {row['hot_left']} hot left, "
+                f"{row['bad_landings']} bad landings, {row['nodes_tainted']} tainted, "
                 f"{row['violations']} violations"
             )
     if isinstance(source, pathlib.Path):
@@ -587,6 +630,7 @@ def run_benchmark(options: Options) -> Results:
                                 "family": family,
                                 "requested": "instance",
                                 "solver": "instance",
+                                "scoring": "-",
                                 "error": error,
                             }
                         )
@@ -603,12 +647,15 @@ def _instance_key(row: dict[str, Any]) -> tuple[int, str, str]:
     return (row["size"], row["capacity"], row["family"])
 
 
-def _baseline_rows(results: Results) -> dict[tuple[int, str, str], dict[str, Any]]:
+def _baseline_rows(results: Results) -> dict[tuple[int, str, str, str], dict[str, Any]]:
     return {
-        _instance_key(r): r
-        for r in results.rows
-        if r["requested"] == BASELINE and not r.get("error")
+        _row_key(r): r for r in results.rows if r["requested"] == BASELINE and not r.get("error")
     }
+
+
+def _row_key(row: dict[str, Any]) -> tuple[int, str, str, str]:
+    """The instance and the replay's scoring: what a row is compared within."""
+    return (*_instance_key(row), row["scoring"])
 
 
 def _percent(count: int, total: int) -> str:
@@ -622,7 +669,7 @@ def _ratio(value: float, base: float) -> str:
 
 
 def _cells(row: dict[str, Any], base: dict[str, Any] | None) -> list[str]:
-    head = [f"{row['size']:,}", row["capacity"], row["family"], row["solver"]]
+    head = [f"{row['size']:,}", row["capacity"], row["family"], row["solver"], row["scoring"]]
     if row.get("error"):
         return head + ["error"] * (len(COLUMNS) - len(head))
     peak = row["peak_target_utilisation"]
@@ -649,9 +696,12 @@ def _cells(row: dict[str, Any], base: dict[str, Any] | None) -> list[str]:
         f"{row['seconds']:.2f}",
         "-" if memory is None else f"{memory / 2**20:.0f}",
         str(row["bounce_backs"]),
+        str(row["bad_landings"]),
+        "-" if row["off_set_landings"] is None else str(row["off_set_landings"]),
         str(row["pending"]),
         _percent(row["landed_as_planned"], evictions),
         str(row["tied_with_bad"]),
+        f"{row['taint_patches'] / evictions:.2f}" if evictions else "-",
         str(row["violations"]),
     ]
     if base is None:
@@ -694,7 +744,7 @@ def render(results: Results) -> str:
     bases = _baseline_rows(results)
     table = _markdown(
         COLUMNS,
-        [_cells(r, bases.get(_instance_key(r))) for r in results.rows],
+        [_cells(r, bases.get(_row_key(r))) for r in results.rows],
     )
     instances = _markdown(
         (
@@ -741,12 +791,15 @@ def render(results: Results) -> str:
         for e in results.loading
         if e.get("error")
     ]
-    violations = [
-        f"- {r['size']} {r['capacity']} {r['family']} {r['solver']}: "
-        + "; ".join(r["violation_examples"][:3])
-        for r in results.rows
-        if not r.get("error") and r["violations"]
-    ]
+    # A plan's violations are the same in every scoring: listed once.
+    violations = list(
+        dict.fromkeys(
+            f"- {r['size']} {r['capacity']} {r['family']} {r['solver']}: "
+            + "; ".join(r["violation_examples"][:3])
+            for r in results.rows
+            if not r.get("error") and r["violations"]
+        )
+    )
     parts = [
         "## Plans\n",
         table,
@@ -815,6 +868,12 @@ def _parser() -> argparse.ArgumentParser:
         help=f"comma-separated, from {', '.join(SOLVERS)} (default all)",
     )
     parser.add_argument(
+        "--scoring",
+        default=",".join(measure.SCORINGS),
+        help="how the replay's kube-scheduler scores, comma-separated, from "
+        f"{', '.join(measure.SCORINGS)} (default both, a row each)",
+    )
+    parser.add_argument(
         "--policy",
         type=pathlib.Path,
         help="policy file for every family (default: the defaults, and for the family with "
@@ -849,6 +908,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown or not families:
         parser.error(f"unknown families {unknown}; choose from {', '.join(FAMILIES)}")
+    scorings = tuple(dict.fromkeys(x.strip() for x in args.scoring.split(",") if x.strip()))
+    unknown = sorted(set(scorings) - set(measure.SCORINGS))
+    if unknown or not scorings:
+        parser.error(f"unknown scoring {unknown}; choose from {', '.join(measure.SCORINGS)}")
     sizes = args.sizes or (QUICK_SIZES if args.quick else DEFAULT_SIZES)
     options = Options(
         sizes=sizes,
@@ -857,6 +920,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         seed=args.seed,
         pods_per_node=args.pods_per_node,
         solvers=solvers,
+        scorings=scorings,
         out=None if args.no_json else args.out,
         isolate=not args.in_process,
         timeout_seconds=args.timeout,

@@ -107,6 +107,16 @@ def _build_parser() -> argparse.ArgumentParser:
         default=0,
         help="seed of the scheduler's random choice among equally scored nodes",
     )
+    sim_serve.add_argument(
+        "--percentage-of-nodes-to-score",
+        type=int,
+        default=0,
+        metavar="PERCENT",
+        help=(
+            "kube-scheduler's percentageOfNodesToScore: from 100 nodes, score only the "
+            "feasible nodes its walk finds first (0: adaptive, the default; 100: every node)"
+        ),
+    )
 
     met = commands.add_parser("metrics", help="read the policy's metrics source")
     met_commands = met.add_subparsers(dest="metrics_command", required=True, metavar="COMMAND")
@@ -348,6 +358,11 @@ def _cmd_sim(args: argparse.Namespace) -> int:
         raise errors.InputError("--cluster needs --metrics")
     if args.metrics and not args.cluster:
         raise errors.InputError("--metrics goes with --cluster, not with --scenario")
+    if not 0 <= args.percentage_of_nodes_to_score <= 100:
+        raise errors.InputError(
+            "--percentage-of-nodes-to-score must be 0 (adaptive) to 100, "
+            f"not {args.percentage_of_nodes_to_score}"
+        )
     token = None
     if args.token_file:
         with open(args.token_file, encoding="utf-8") as stream:
@@ -359,6 +374,7 @@ def _cmd_sim(args: argparse.Namespace) -> int:
             ready_delay=args.ready_delay,
             token=token,
             scheduler_seed=args.seed,
+            percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
         )
     else:
         cluster_sim = sim.build_cluster(
@@ -366,6 +382,7 @@ def _cmd_sim(args: argparse.Namespace) -> int:
             ready_delay=args.ready_delay,
             token=token,
             scheduler_seed=args.seed,
+            percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
         )
     server = sim.SimServer(cluster_sim, port=args.port)
 

@@ -24,6 +24,7 @@ from loadaware.plan._scheduler import (
     best_nodes,
     predict_node,
     predict_replacement,
+    scheduling_replacement,
     spread_filter_mask,
 )
 from loadaware.plan._types import POD_COUNT, RESOURCES, Eviction, NodeReport, Plan, SolverInfo
@@ -56,6 +57,7 @@ __all__ = [
     "pool_of",
     "predict_node",
     "predict_replacement",
+    "scheduling_replacement",
     "spread_filter_mask",
     "unavailable_by_workload",
     "workload_key",

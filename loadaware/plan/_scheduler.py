@@ -45,9 +45,10 @@ Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from types import MappingProxyType
@@ -184,22 +185,35 @@ def score_replacement(
     *,
     extra_taints: Mapping[str, Sequence[Taint]] = _NO_TAINTS,
 ) -> NodeScores:
-    """Scores for the replacement of the placed `pod` once it is evicted.
+    """Scores for the replacement of the placed `pod` once it is evicted (see
+    scheduling_replacement)."""
+    with scheduling_replacement(pod, occupancy) as (incoming, terminating):
+        return score_pod(
+            incoming, occupancy, indexes, extra_taints=extra_taints, terminating=terminating
+        )
+
+
+@contextlib.contextmanager
+def scheduling_replacement(
+    pod: Pod, occupancy: _fit.Occupancy
+) -> Iterator[tuple[Pod, tuple[Pod, ...]]]:
+    """The pod kube-scheduler schedules when the placed `pod` is evicted, and the pods
+    it sees terminating meanwhile, with `occupancy` as it sees it within the block.
 
     A ReplicaSet's replacement is created while `pod` terminates: `pod`'s requests,
     ports and anti-affinity still count where it is, its spreading does not. A
     StatefulSet recreates the pod under the same name only once it is gone, so
-    then `pod` counts nowhere."""
+    then `pod` counts nowhere (it is out of `occupancy` until the block ends)."""
     if not recreated_after_deletion(pod):
-        return score_pod(
-            replacement_of(pod), occupancy, indexes, extra_taints=extra_taints, terminating=(pod,)
-        )
+        yield replacement_of(pod), (pod,)
+        return
     node = occupancy.placed_index(pod)
     if node is None:
-        return score_pod(pod, occupancy, indexes, extra_taints=extra_taints)
+        yield pod, ()
+        return
     occupancy.remove(pod)
     try:
-        return score_pod(pod, occupancy, indexes, extra_taints=extra_taints)
+        yield pod, ()
     finally:
         occupancy.add(pod, occupancy.node_names[node])
 

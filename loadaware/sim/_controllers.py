@@ -10,10 +10,14 @@
 - kube-scheduler: Pending pods, highest priority first, go where the
   planner's kube-scheduler model puts them (`plan.best_nodes`), through the
   same filters (`Occupancy.fit_failure` names the reasons of a
-  FailedScheduling). As in kube-scheduler, a terminating pod's requests count
-  on its node until the pod is gone (it is not counted for spreading), and
-  the choice among equally best-scored nodes is random (seeded:
-  `scheduler_seed`). Preemption is not modelled.
+  FailedScheduling). From 100 nodes, as kube-scheduler does by default, only a
+  sample of the feasible nodes is scored: those its walk over the nodeTree
+  finds first from a start index that moves on with every pod (_node_sampling;
+  `percentage_of_nodes_to_score` 0 is the adaptive default, 100 scores every
+  feasible node). As in kube-scheduler, a terminating pod's requests count on
+  its node until the pod is gone (it is not counted for spreading), and the
+  choice among equally best-scored nodes is random (seeded: `scheduler_seed`).
+  Preemption is not modelled.
 - ReplicaSet, Deployment (one ReplicaSet per Deployment; template rollouts are
   not modelled), StatefulSet (OrderedReady: an ordinal comes back under the
   same name once its predecessor is gone and the lower ones are Ready),
@@ -50,6 +54,8 @@ from loadaware.sim import (
     _clock,
     _events,
     _eviction,
+    _node_sampling,
+    _node_tree,
     _resources,
     _selectors,
     _status,
@@ -163,12 +169,22 @@ class Controllers:
         *,
         ready_delay: float = 2.0,
         scheduler_seed: int = 0,
+        percentage_of_nodes_to_score: int = 0,
     ) -> None:
         self.store = store
         self.clock = store.clock
         self.usage = usage
         self.ready_delay = ready_delay
         self._tie_breaker = random.Random(scheduler_seed)
+        # kube-scheduler's informer adds the nodes of its first list in the API's
+        # order, which is the store's; later ones as they come (see _on_change).
+        self.node_sampler = _node_sampling.NodeSampler(
+            _node_tree.NodeTree(
+                (n["metadata"]["name"], n["metadata"].get("labels") or {})
+                for n in store.objects(_resources.NODES)
+            ),
+            percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+        )
         # Dirty sets, filled by the store listener.
         self._pods: set[str] = set()  # pods that may need the kubelet or the scheduler
         self._owners: set[str] = set()  # uids of controllers to reconcile
@@ -246,6 +262,7 @@ class Controllers:
                     self._all_daemonsets = True
             self._pdb_namespaces.add(meta["namespace"])
         elif resource is _resources.NODES:
+            self._track_node(kind, old, new)
             self._all_daemonsets = True
             self._pods.update(self._unschedulable_at)
         elif resource in (
@@ -266,6 +283,17 @@ class Controllers:
             self._pdb_namespaces.add(meta["namespace"])
         elif resource is _resources.NAMESPACES and meta.get("deletionTimestamp"):
             self._deleting_namespaces.add(meta["name"])
+
+    def _track_node(self, kind: str, old: Any, new: Any) -> None:
+        tree = self.node_sampler.tree
+        name = new["metadata"]["name"]
+        labels = new["metadata"].get("labels") or {}
+        if kind == "ADDED":
+            tree.add(name, labels)
+        elif kind == "DELETED":
+            tree.remove(name, labels)
+        else:
+            tree.update(name, old["metadata"].get("labels") or {}, labels)
 
     # --- one round ---
 
@@ -850,7 +878,10 @@ class Controllers:
         terminating = [p for p in converted_pods if p.deletion_timestamp is not None]
         now = _clock.rfc3339(self.clock.time())
         for raw, pod in zip(pending, incoming, strict=True):
-            best = plan.best_nodes(pod, occupancy, names, terminating=terminating)
+            sample = self.node_sampler.sample(pod, occupancy, terminating=terminating)
+            best = (
+                plan.best_nodes(pod, occupancy, sample, terminating=terminating) if sample else ()
+            )
             if not best:
                 self._unschedulable(raw, pod, occupancy, names, now, terminating)
                 continue

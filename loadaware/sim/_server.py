@@ -72,6 +72,7 @@ class SimCluster:
         ready_delay: float = 2.0,
         token: str | None = None,
         scheduler_seed: int = 0,
+        percentage_of_nodes_to_score: int = 0,
     ) -> None:
         self.clock = clock or _clock.SimClock()
         self.store = _store.Store(self.clock)
@@ -95,7 +96,11 @@ class SimCluster:
         self.usage.seed(self.store, metrics)
         self.store.on_change.append(self.usage.on_change)
         self.controllers = _controllers.Controllers(
-            self.store, self.usage, ready_delay=ready_delay, scheduler_seed=scheduler_seed
+            self.store,
+            self.usage,
+            ready_delay=ready_delay,
+            scheduler_seed=scheduler_seed,
+            percentage_of_nodes_to_score=percentage_of_nodes_to_score,
         )
         self.faults = _faults.Faults()
 
@@ -577,6 +582,7 @@ def build_cluster(
     ready_delay: float = 2.0,
     token: str | None = None,
     scheduler_seed: int = 0,
+    percentage_of_nodes_to_score: int = 0,
 ) -> SimCluster:
     """A SimCluster from a built-in scenario or from raw objects and a metrics document.
 
@@ -598,6 +604,7 @@ def build_cluster(
         ready_delay=ready_delay,
         token=token,
         scheduler_seed=scheduler_seed,
+        percentage_of_nodes_to_score=percentage_of_nodes_to_score,
     )
 
 
@@ -612,6 +619,7 @@ def start_server(
     ready_delay: float = 2.0,
     token: str | None = None,
     scheduler_seed: int = 0,
+    percentage_of_nodes_to_score: int = 0,
 ) -> SimServer:
     """Build a simulated cluster and serve it on 127.0.0.1 (`port` 0: a free one), started."""
     sim = build_cluster(
@@ -623,6 +631,7 @@ def start_server(
         ready_delay=ready_delay,
         token=token,
         scheduler_seed=scheduler_seed,
+        percentage_of_nodes_to_score=percentage_of_nodes_to_score,
     )
     return SimServer(sim, port=port).start()
 

@@ -2,8 +2,12 @@
 
 Covered: `python -m bench` runs end to end on a 20-node instance (planners in
 their own processes) and prints every column, the instance and loading tables,
-and JSON results; both instance families run and each is compared with its own
-descheduler-order row; unknown families are refused; the baseline evicts in
+and JSON results, each plan replayed under full and sampled scoring (the same
+below 100 nodes but for ties; taint patches per eviction the same in both, none
+for the baseline, whose plans carry no landing sets either); both instance
+families run and each is compared with its own descheduler-order row;
+`--scoring` picks one regime; unknown families and scorings are refused; the
+baseline evicts in
 LowNodeUtilization's order (priority low to high, then BestEffort, Burstable,
 Guaranteed), stops once the node is no longer above targetThresholds or the
 underutilized nodes' capacity is used up, visits source nodes by raw usage sum
@@ -17,7 +21,12 @@ bounce-backs, keeps the evicted pod's requests on its source while the
 replacement is scored, lands replacements under each eviction's steer taints,
 counts the nodes tainted, counts a landing as planned only when no other node
 ties for the best score, counts ties that include a bad node, and picks among
-tied nodes at random, reproducibly per seed. (The GPU pool: test_gpu_pool.)
+tied nodes at random, reproducibly per seed; it counts bad landings (on the
+source, on a node out of the round even below its targets) and good landings
+off the eviction's landing set, and the taint patches between steer sets; under
+sampled scoring on more than 100 nodes a replacement lands on the best of the
+sample, so the good node every full-scoring replay finds is sometimes missed and
+the landing is bad, reproducibly per seed. (The GPU pool: test_gpu_pool.)
 """
 
 from __future__ import annotations
@@ -101,19 +110,26 @@ def test_harness_runs_end_to_end_on_a_small_instance(
     assert code == 0
     header = next(line for line in out.splitlines() if line.startswith("| size | capacity"))
     assert _cells(header) == list(harness.COLUMNS)
-    rows = [_cells(line) for line in out.splitlines() if line.startswith("| 20 ")]
-    solvers = [row[harness.COLUMNS.index("solver")] for row in rows[:3]]
-    assert solvers[2] == "descheduler-order"
-    assert all(s.startswith(("milp", "greedy")) for s in solvers[:2])
-    assert {row[harness.COLUMNS.index("family")] for row in rows[:3]} == {"usage-independent"}
+    rows = [_cells(line) for line in out.splitlines() if line.startswith("| 20 ")][:6]
+    solvers = [row[harness.COLUMNS.index("solver")] for row in rows]
+    # Each plan replayed twice, a row per scoring.
+    assert [row[harness.COLUMNS.index("scoring")] for row in rows] == ["full", "sampled"] * 3
+    assert solvers[4:] == ["descheduler-order"] * 2
+    assert all(s.startswith(("milp", "greedy")) for s in solvers[:4])
+    assert {row[harness.COLUMNS.index("family")] for row in rows} == {"usage-independent"}
     # The family's GPU pool: one GPU-hot node of two, relieved by loadaware's plans.
-    assert [row[harness.COLUMNS.index("gpu hot left")] for row in rows[:2]] == ["0 of 1"] * 2
+    assert [row[harness.COLUMNS.index("gpu hot left")] for row in rows[:4]] == ["0 of 1"] * 4
+    patches = harness.COLUMNS.index("taint patches per eviction")
+    assert rows[4][patches] == rows[5][patches] == "0.00"  # the baseline steers nothing
+    assert rows[0][patches] == rows[1][patches]
+    off_set = harness.COLUMNS.index("off-set landings")
+    assert rows[4][off_set] == "-"  # no landing sets in the baseline's plan
     assert "## Instances" in out
     assert "## Loading" in out
     assert "Total wall time" in out
     [written] = tmp_path.glob("bench-*.json")
     results = json.loads(written.read_text())
-    assert len(results["rows"]) == 3
+    assert len(results["rows"]) == 6
     for row in results["rows"]:
         assert "error" not in row, row.get("error")
         assert row["violations"] == 0, row["violation_examples"]
@@ -121,10 +137,18 @@ def test_harness_runs_end_to_end_on_a_small_instance(
         assert row["family"] == "usage-independent"
         assert 0 <= row["landed_as_planned"] <= row["evictions"]
         assert 0 <= row["tied_with_bad"] <= row["evictions"]
-    baseline = results["rows"][2]
+        assert row["bounce_backs"] <= row["bad_landings"] <= row["evictions"]
+    for full, sampled in zip(results["rows"][::2], results["rows"][1::2], strict=True):
+        assert (full["scoring"], sampled["scoring"]) == ("full", "sampled")
+        assert full["taint_patches"] == sampled["taint_patches"]
+        # Fewer than 100 nodes: every feasible node is scored either way.
+        assert full["evictions"] == sampled["evictions"]
+    baseline = results["rows"][4]
     assert baseline["method"] == "greedy"
     assert baseline["reason"].startswith("descheduler-order")
-    assert baseline["nodes_tainted"] == 0
+    assert baseline["nodes_tainted"] == baseline["taint_patches"] == 0
+    assert baseline["off_set_landings"] is None
+    assert all(isinstance(r["off_set_landings"], int) for r in results["rows"][:4])
     [loading] = results["loading"]
     assert loading["pods"] == results["instances"][0]["pods"]
 
@@ -133,12 +157,13 @@ def test_harness_in_process_shows_ratios_per_family_without_memory(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     instance = ["--sizes", "12", "--capacity", "loose", "--pods-per-node", "12"]
-    solvers = ["--solvers", "greedy,descheduler-order"]
+    solvers = ["--solvers", "greedy,descheduler-order", "--scoring", "sampled"]
     code = harness.main([*instance, *solvers, "--in-process", "--no-json"])
     out = capsys.readouterr().out
     assert code == 0
     header = next(line for line in out.splitlines() if line.startswith("| size | capacity"))
     rows = [_cells(line) for line in out.splitlines() if line.startswith("| 12 ")][:4]
+    assert {row[harness.COLUMNS.index("scoring")] for row in rows} == {"sampled"}
     family = harness.COLUMNS.index("family")
     assert [row[family] for row in rows] == [
         "proportional",
@@ -160,6 +185,13 @@ def test_harness_refuses_an_unknown_family(capsys: pytest.CaptureFixture[str]) -
         harness.main(["--sizes", "12", "--families", "proportional,lumpy", "--no-json"])
     assert exited.value.code == 2
     assert "unknown families ['lumpy']" in capsys.readouterr().err
+
+
+def test_harness_refuses_an_unknown_scoring(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        harness.main(["--sizes", "12", "--scoring", "full,partial", "--no-json"])
+    assert exited.value.code == 2
+    assert "unknown scoring ['partial']" in capsys.readouterr().err
 
 
 # --- the baseline: eviction order and stop conditions ------------------------------------------
@@ -330,7 +362,12 @@ def _checked(evictions: list[Eviction], *, check_targets: bool = True) -> list[s
 
 
 def _eviction(
-    pod: str, target: str | None = "cold", *, steer: tuple[str, ...] = (), node: str = "hot"
+    pod: str,
+    target: str | None = "cold",
+    *,
+    steer: tuple[str, ...] = (),
+    node: str = "hot",
+    landing_set: tuple[str, ...] = (),
 ) -> Eviction:
     return Eviction(
         pod=f"default/{pod}",
@@ -339,6 +376,7 @@ def _eviction(
         cpu_cores=0.4,
         memory_bytes=0,
         steer=steer,
+        landing_set=landing_set,
     )
 
 
@@ -362,6 +400,7 @@ def test_replay_counts_a_replacement_landing_back_on_its_source() -> None:
     view = checks.ClusterView.build(cluster, usage, _policy(), NOW)
     outcome = measure.replay_plan((_eviction("web-1", "full"),), cluster, usage, view)
     assert outcome.bounce_backs == 1
+    assert outcome.bad_landings == 1
     assert outcome.landed_as_planned == 0
     assert outcome.hot_before == outcome.hot_left == 1
     assert outcome.residual_overload == pytest.approx(0.9 - 0.7)
@@ -374,15 +413,17 @@ def _replayed(
     evictions: tuple[Eviction, ...],
     *,
     seed: int = 0,
+    scoring: str = measure.FULL,
 ) -> measure.Outcome:
-    """Replay on a cluster whose pods use 0.01 cores, except web-1 (1 core)."""
+    """Replay on a cluster whose pods use 0.01 cores, except web-1 (1 core); a node
+    missing from `node_cpu` has no usage sample, so it is out of the round."""
     usage = make_usage(
         {name: sample(cpu, GiB) for name, cpu in node_cpu.items()},
         {p.key: sample(1.0 if p.name == "web-1" else 0.01, 0.1 * GiB) for p in pods},
     )
     cluster = make_cluster(nodes, pods)
     view = checks.ClusterView.build(cluster, usage, _policy(), NOW)
-    return measure.replay_plan(evictions, cluster, usage, view, seed=seed)
+    return measure.replay_plan(evictions, cluster, usage, view, seed=seed, scoring=scoring)
 
 
 def _warm_and_idle() -> tuple[list[Any], list[Pod], dict[str, float]]:
@@ -449,3 +490,90 @@ def test_replay_picks_at_random_among_tied_nodes_reproducibly() -> None:
     assert _replayed(*_tied_pair(), evictions, seed=5) == _replayed(
         *_tied_pair(), evictions, seed=5
     )
+
+
+def test_replay_counts_a_landing_out_of_the_round_as_bad_not_as_a_bounce_back() -> None:
+    # "unmeasured" has room and no usage sample: out of the round, however cool.
+    nodes = [make_node("hot"), make_node("unmeasured")]
+    pods = [make_pod("web-1", node="hot", cpu_millicores=500)]
+    outcome = _replayed(nodes, pods, {"hot": 3.6}, (_eviction("web-1", "unmeasured"),))
+    assert outcome.bad_landings == 1
+    assert outcome.bounce_backs == 0
+
+
+def _two_good() -> tuple[list[Any], list[Pod], dict[str, float]]:
+    """ "a" and "b" tie for the replacement and are both good landings."""
+    nodes = [make_node("hot"), make_node("a"), make_node("b")]
+    pods = [make_pod("web-1", node="hot", cpu_millicores=500)]
+    return nodes, pods, {"hot": 3.6, "a": 0.4, "b": 0.4}
+
+
+@pytest.mark.parametrize(
+    ("landing_set", "off_set"),
+    [
+        pytest.param(("a",), 1, id="landed on b, outside the set"),
+        pytest.param(("a", "b"), 0, id="landed in the set"),
+        pytest.param((), None, id="no landing set"),
+    ],
+)
+def test_replay_counts_good_landings_off_the_landing_set(
+    landing_set: tuple[str, ...], off_set: int | None
+) -> None:
+    # Full scoring lands on the expected node "b" of the tie.
+    outcome = _replayed(*_two_good(), (_eviction("web-1", "b", landing_set=landing_set),))
+    assert outcome.bad_landings == 0
+    assert outcome.off_set_landings == off_set
+
+
+def test_taint_patches_count_each_node_tainted_or_untainted() -> None:
+    evictions = [
+        _eviction("web-1", steer=("a", "b")),  # a, b tainted: 2
+        _eviction("web-2", steer=("b", "c")),  # a removed, c added: 2
+        _eviction("web-3", steer=("b", "c")),  # nothing changes
+        _eviction("web-4"),  # b, c removed: 2
+        _eviction("web-5", steer=("d",)),  # d added, then removed at the end: 2
+    ]
+    assert measure.taint_patches(evictions) == 8
+    assert measure.taint_patches([]) == 0
+
+
+def _one_good_among_200() -> tuple[list[Any], list[Pod], dict[str, float]]:
+    """200 nodes: "hot" with web-1; "good", which requests least and uses little; 198
+    "busy-*", which score below "good" and would go above their targets with web-1.
+    Every feasible node scored, the replacement lands on "good"; kube-scheduler's
+    default sample is 100 feasible nodes, which miss "good" about half the time."""
+    nodes = [make_node("hot"), make_node("good")]
+    pods = [make_pod("web-1", node="hot", cpu_millicores=500)]
+    cpu = {"hot": 3.6, "good": 0.4}
+    for k in range(198):
+        name = f"busy-{k:03d}"
+        nodes.append(make_node(name))
+        pods.append(make_pod(f"filler-{k:03d}", node=name, cpu_millicores=1000))
+        cpu[name] = 2.6
+    return nodes, pods, cpu
+
+
+def test_sampled_replay_lands_on_the_best_of_the_sample() -> None:
+    nodes, pods, cpu = _one_good_among_200()
+    evictions = (_eviction("web-1", "good"),)
+    full = {_replayed(nodes, pods, cpu, evictions, seed=s).bad_landings for s in range(12)}
+    assert full == {0}
+    sampled = [
+        _replayed(nodes, pods, cpu, evictions, seed=s, scoring=measure.SAMPLED) for s in range(12)
+    ]
+    assert {o.bad_landings for o in sampled} == {0, 1}
+    for outcome in sampled:
+        # The sample's best: "good" when the sample holds it, else the source (its
+        # predecessor's requests still counted, it outscores the busy nodes) or a
+        # busy node: a bounce-back either way.
+        assert outcome.bounce_backs == outcome.bad_landings
+        assert outcome.landed_as_planned == 1 - outcome.bad_landings
+    again = _replayed(nodes, pods, cpu, evictions, seed=3, scoring=measure.SAMPLED)
+    assert again == sampled[3]
+
+
+def test_sampled_replay_below_100_nodes_scores_every_feasible_node() -> None:
+    steered = (_eviction("web-1", "idle", steer=("hot", "warm")),)
+    full = _replayed(*_warm_and_idle(), steered)
+    sampled = _replayed(*_warm_and_idle(), steered, scoring=measure.SAMPLED)
+    assert sampled == full

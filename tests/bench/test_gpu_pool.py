@@ -274,7 +274,8 @@ def test_the_checker_flags_an_eviction_without_a_gpu_value_off_a_gpu_node() -> N
 
 def test_the_harness_shows_gpu_hot_nodes_per_row(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--sizes", "20", "--capacity", "tight", "--pods-per-node", "12", "--seed", "3"]
-    code = harness.main([*argv, "--solvers", "greedy", "--in-process", "--no-json"])
+    solver = ["--solvers", "greedy", "--scoring", "full"]
+    code = harness.main([*argv, *solver, "--in-process", "--no-json"])
     out = capsys.readouterr().out
     assert code == 0
     rows = [

@@ -28,10 +28,20 @@ KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
 @contextmanager
 def sim_server(
-    scenario: str = "small", *, ready_delay: float = 0.0, token: str | None = None
+    scenario: str = "small",
+    *,
+    ready_delay: float = 0.0,
+    token: str | None = None,
+    percentage_of_nodes_to_score: int = 0,
 ) -> Iterator[sim.SimServer]:
     clock = sim.SimClock(NOW, speed=0.0)
-    server = sim.start_server(scenario=scenario, clock=clock, ready_delay=ready_delay, token=token)
+    server = sim.start_server(
+        scenario=scenario,
+        clock=clock,
+        ready_delay=ready_delay,
+        token=token,
+        percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+    )
     try:
         yield server
     finally:

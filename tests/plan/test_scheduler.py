@@ -7,7 +7,10 @@ unless tolerated; extra_taints act as soft or hard node taints; infeasible nodes
 are not scored and None comes back when nothing fits; equal scores go to the
 first node name whatever the order asked in; exact scores of the Go formulas;
 PodTopologySpread scores as a plain reading of the Go code does, with nodes
-lacking a topology key, node affinity and terminating siblings.
+lacking a topology key, node affinity and terminating siblings; the pod
+scheduled for an evicted pod's replacement and what it sees terminating
+(a ReplicaSet's new pod next to its predecessor, a StatefulSet's pod itself
+once it is gone).
 """
 
 from __future__ import annotations
@@ -392,3 +395,22 @@ def test_topology_spread_scores_as_the_reference_reads_them(
 
 def _fields(node: Node) -> dict[str, object]:
     return {name: getattr(node, name) for name in Node.__dataclass_fields__}
+
+
+def test_a_replicasets_replacement_is_scheduled_next_to_its_terminating_predecessor() -> None:
+    web = make_pod("web-1", node="a")
+    occ = occupancy([make_node("a"), make_node("b")], [web])
+    with _scheduler.scheduling_replacement(web, occ) as (incoming, terminating):
+        assert incoming.name != web.name
+        assert (incoming.labels, incoming.node_name) == (web.labels, None)
+        assert terminating == (web,)
+        assert occ.placement(web) == "a"
+
+
+def test_a_statefulsets_pod_is_scheduled_again_once_it_is_gone() -> None:
+    db = _db_pod(0, "a")
+    occ = occupancy([make_node("a"), make_node("b")], [db])
+    with _scheduler.scheduling_replacement(db, occ) as (incoming, terminating):
+        assert (incoming, terminating) == (db, ())
+        assert occ.placement(db) is None
+    assert occ.placement(db) == "a"

@@ -64,6 +64,8 @@ def test_public_names() -> None:
             "ApiError",
             "Fault",
             "Faults",
+            "NodeSampler",
+            "NodeTree",
             "Scenario",
             "SimClock",
             "SimCluster",
