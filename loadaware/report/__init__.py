@@ -1,5 +1,6 @@
-"""Reports of a round for people and machines: the plan table, the HTML page and the audit
-record. Reads Plans and execution reports; changes nothing."""
+"""Reports of a round for people and machines: the plan table, the HTML page, the audit
+record and what a round did of its plan. Reads Plans and execution reports; changes
+nothing."""
 
 from loadaware.report._audit import (
     LANDING_WHERE,
@@ -8,19 +9,35 @@ from loadaware.report._audit import (
     model_error,
     relief_to_json,
     round_to_json,
+    round_verdict,
+)
+from loadaware.report._completion import (
+    NodeCompletion,
+    NodeResult,
+    RoundCompletion,
+    completion_to_json,
+    describe_completion,
+    name_nodes,
 )
 from loadaware.report._html import render_plan_html, render_round_html
 from loadaware.report._table import bar, render_plan_table
 
 __all__ = [
     "LANDING_WHERE",
+    "NodeCompletion",
     "NodeRelief",
+    "NodeResult",
+    "RoundCompletion",
     "RoundRecord",
     "bar",
+    "completion_to_json",
+    "describe_completion",
     "model_error",
+    "name_nodes",
     "relief_to_json",
     "render_plan_html",
     "render_plan_table",
     "render_round_html",
     "round_to_json",
+    "round_verdict",
 ]
