@@ -1,6 +1,6 @@
-"""Reports of a round for people and machines: the plan table, the HTML page, the audit
-record and what a round did of its plan. Reads Plans and execution reports; changes
-nothing."""
+"""Reports of a round for people and machines: the plan and round tables, the HTML page,
+the audit record and what a round did of its plan. Reads Plans and execution reports;
+changes nothing."""
 
 from loadaware.report._audit import (
     LANDING_WHERE,
@@ -20,6 +20,7 @@ from loadaware.report._completion import (
     name_nodes,
 )
 from loadaware.report._html import render_plan_html, render_round_html
+from loadaware.report._round_table import render_round_table
 from loadaware.report._table import bar, render_plan_table
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "render_plan_html",
     "render_plan_table",
     "render_round_html",
+    "render_round_table",
     "round_to_json",
     "round_verdict",
 ]
