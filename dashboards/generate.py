@@ -220,7 +220,8 @@ LOADAWARE = DashboardSpec(
                         )
                     ],
                     "Rounds started by once, schedule or alertmanager, by result: planned, "
-                    "noop (nothing hot), refused (fail-closed), executed, aborted.",
+                    "noop (nothing hot), refused (fail-closed), executed, partial (stopped "
+                    "evicting early or left hot nodes it planned to relieve), aborted.",
                 ),
                 PanelSpec(
                     "Refused rounds by reason",

@@ -1,7 +1,8 @@
 """The `loadaware` command: parse flags, call the runtime, map errors to exit codes.
 
 Exit codes (DESIGN.md): 0 planned or nothing to do; 2 bad input; 3 refused to
-act (fail-closed); 1 anything else.
+act (fail-closed); 1 anything else, a partial round among them (`run --once`
+that stopped evicting early or left hot nodes it planned to relieve).
 """
 
 from __future__ import annotations
@@ -135,6 +136,14 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then ~/.kube)")
     run.add_argument("--context", help="kubeconfig context (default: the current one)")
     run.add_argument("--audit-file", help="write the audit record here (default: standard output)")
+    run.add_argument(
+        "-o",
+        "--output",
+        choices=["json", "table"],
+        default="json",
+        help="standard output: the audit record (json) or a summary and the plan's table "
+        "(table; the audit record still goes to --audit-file)",
+    )
     run.add_argument("--report", help="also write the round as a self-contained HTML page here")
     run.add_argument("--pushgateway", help="push loadaware's metrics to this Pushgateway URL")
 
@@ -315,7 +324,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.audit_file:
         with open(args.audit_file, "w", encoding="utf-8") as out:
             out.write(text)
-    else:
+    if args.output == "table":
+        sys.stdout.write(report.render_round_table(record))
+    elif not args.audit_file:
         sys.stdout.write(text)
     if record.reason and record.exit_code != EXIT_OK:
         sys.stderr.write(f"{record.status}: {record.reason}\n")

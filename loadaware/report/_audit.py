@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loadaware import evict, plan
+from loadaware.report import _completion
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,13 +59,17 @@ class RoundRecord:
     plan: plan.Plan | None = None
     execution: evict.ExecutionReport | None = None
     relief: list[NodeRelief] = field(default_factory=list)
+    # The relief check's verdict on the nodes it judged (see round_verdict for the round's).
     relief_verdict: str = ""
     # How the relief check waited: timeoutSeconds, pollSeconds, waitedSeconds, reads.
     relief_wait: dict[str, Any] = field(default_factory=dict)
     budgets: dict[str, Any] = field(default_factory=dict)
     # Steering taints a killed round had left, removed before this one planned.
     leftover_taints_removed: list[str] = field(default_factory=list)
-    status: str = "running"  # planned, noop, refused, executed, aborted
+    # What a live round did of what it planned; None: nothing was executed, or a dry run.
+    completion: _completion.RoundCompletion | None = None
+    # planned, noop, refused, executed, partial (stopped early or left hot nodes), aborted
+    status: str = "running"
     reason: str = ""
     exit_code: int = 0
 
@@ -120,7 +125,7 @@ def round_to_json(record: RoundRecord) -> dict[str, Any]:
             "landingNodes": [relief_to_json(r) for r in record.relief if r.role == "landing"],
             "evidence": record.relief_wait,
             "modelError": model_error(record.relief),
-            "verdict": record.relief_verdict,
+            "verdict": round_verdict(record),
             "breaker": execution.breaker if execution else None,
             "stopped": execution.stopped if execution else None,
             "landings": _landings(execution),
@@ -136,7 +141,24 @@ def round_to_json(record: RoundRecord) -> dict[str, Any]:
             "cordoned": execution.cordoned if execution else [],
         },
         "budgets": record.budgets,
+        "completion": _completion.completion_to_json(record.completion),
     }
+
+
+# Relief check verdicts a partial round's verdict need not repeat.
+_NOTHING_TO_ADD = frozenset({"", "relieved", "no hotspot to verify"})
+
+
+def round_verdict(record: RoundRecord) -> str:
+    """The round's verdict: the relief check's, unless the round was partial,
+    which no relief of the nodes it did reach makes it otherwise."""
+    completion = record.completion
+    if completion is None or not completion.partial:
+        return record.relief_verdict
+    check = record.relief_verdict
+    return f"partial: {_completion.describe_completion(completion)}" + (
+        f"; relief check: {check}" if check not in _NOTHING_TO_ADD else ""
+    )
 
 
 def relief_to_json(relief: NodeRelief) -> dict[str, Any]:

@@ -6,13 +6,15 @@ stored record. The page has no external assets: styles inline, bars as inline
 SVG, no scripts, no links, no fonts to fetch; it opens the same offline, in a
 mail attachment or in a CI artifact viewer.
 
-Per node, grouped by class: utilisation before, expected by the plan, and
-observed after the evictions (audit records with verification only), per
-resource, with the pool's thresholds and targetThresholds marked on each bar.
-Then, for a round, the relief check: each relieved and landing node's verdict
-with the sample it was judged on, and the model's error. Then the evictions
-with their reasons (and results), the budgets used, and the solver with its
-optimality gap.
+A round's header says what it came to (partial when it stopped evicting early
+or left hot nodes it planned to relieve), with the hot nodes relieved and the
+evictions carried out of those planned. Per node, grouped by class:
+utilisation before, expected by the plan, and observed after the evictions
+(audit records with verification only), per resource, with the pool's
+thresholds and targetThresholds marked on each bar. Then, for a round, the
+relief check: each relieved and landing node's verdict with the sample it was
+judged on, and the model's error. Then the evictions with their reasons (and
+results), the budgets used, and the solver with its optimality gap.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ td:first-child { white-space: nowrap; }
 .status-planned, .status-executed { background: #1e8449; }
 .status-noop { background: #7f8c8d; }
 .status-refused, .status-aborted { background: #c0392b; }
+.status-partial { background: #b9770e; }
 .legend span { margin-right: 14px; }
 .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
 .muted { color: #666; }
@@ -402,6 +405,16 @@ def render_round_html(audit: Mapping[str, Any]) -> str:
         ("policy", audit.get("policyHash")),
         ("verdict", verification.get("verdict") or "–"),
     ]
+    completion = audit.get("completion") or {}
+    if completion:
+        hot, done = completion.get("hotNodes") or {}, completion.get("evictions") or {}
+        left = hot.get("leftHot") or []
+        facts += [
+            ("hot nodes relieved", f"{hot.get('relieved', 0)}/{hot.get('planned', 0)}"),
+            ("evictions carried out", f"{done.get('carriedOut', 0)}/{done.get('planned', 0)}"),
+            ("stopped", completion.get("stopped") or "–"),
+            ("left hot", ", ".join(left) or "–"),
+        ]
     header = (
         "<h1>loadaware round</h1>"
         + _status(status, str(audit.get("reason", "")))

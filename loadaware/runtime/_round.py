@@ -9,6 +9,11 @@ namespace exists, the ConfigMap may be read and written): otherwise it is
 refused with exit 2 and the fix, before a taint or an eviction. Then it
 settles the reservations earlier rounds left without an answer, so that a
 dropped connection does not hold a window budget until the window passes.
+
+After the evictions and the relief check a live round is judged on what it did
+(_verdict): one that stopped evicting early or left hot a node it planned to
+relieve ends `partial`, with the counts, and exits 1 (3 when what stopped it
+was a fail-closed refusal: stale metrics, the suspend switch, the breaker).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from dataclasses import dataclass, field
 
 from loadaware import cluster, evict, metrics, plan, policy, report
 from loadaware.errors import ClusterError, RefusedError, SetupError
-from loadaware.runtime import _relief
+from loadaware.runtime import _relief, _verdict
 from loadaware.runtime._offline import timed_plan
 
 log = logging.getLogger(__name__)
@@ -66,6 +71,9 @@ class RoundOptions:
 
 
 EXIT_OK, EXIT_ERROR, EXIT_REFUSED = 0, 1, 3
+# ExecutionReport.stopped when the executor found the breaker open (opened by
+# another round since this one checked it): nothing was tried.
+BREAKER_OPEN = "breaker-open"
 
 
 def run_round(
@@ -202,20 +210,42 @@ def _run(
     _phase(options, "evicting")
     execution = executor.run(planned, snapshot, recheck, control)
     record.execution = execution
+    # Before the relief check, which may open the breaker (and so set `stopped`)
+    # on evidence about the moves, not on how far the round got.
+    stopped = execution.stopped
     record.status = "executed"
     evicted = [o for o in execution.outcomes if o.result == "evicted"]
     record.reason = (
         f"{len(evicted)} evicted, {execution.count('dry-run')} dry-run, "
         f"{execution.count('refused-pdb')} refused by PDBs, {execution.count('skipped')} skipped"
-        + (f"; stopped: {execution.stopped}" if execution.stopped else "")
+        + (f"; stopped: {stopped}" if stopped else "")
     )
     if evicted:
         _verify_relief(settings, context, options, snapshot, usage, execution, executor, record)
-    suspended = (execution.stopped or "").startswith(f"{evict.SuspendedError.reference}:")
-    if recheck.refused is not None or suspended:
+    if not dry_run:
+        # A dry run moves nothing: there is nothing relieved or left hot to judge.
+        _judge(record, planned, execution, stopped)
+    suspended = (stopped or "").startswith(f"{evict.SuspendedError.reference}:")
+    # Fail-closed stops keep their own exit code: the round refused to go on.
+    if recheck.refused is not None or suspended or stopped == BREAKER_OPEN:
         record.exit_code = EXIT_REFUSED
-    elif any(o.result == "failed" for o in execution.outcomes):
+    elif record.status == "partial" or any(o.result == "failed" for o in execution.outcomes):
         record.exit_code = EXIT_ERROR
+
+
+def _judge(
+    record: report.RoundRecord,
+    planned: plan.Plan,
+    execution: evict.ExecutionReport,
+    stopped: str | None,
+) -> None:
+    """Partial when the round stopped early or left hot a node it planned to
+    relieve (see _verdict): status and reason say so, with the counts (and the
+    audit record's verdict, report.round_verdict)."""
+    completion = _verdict.judge_round(planned, execution, record.relief, stopped=stopped)
+    record.completion = completion
+    if completion.partial:
+        record.status, record.reason = "partial", report.describe_completion(completion)
 
 
 def _settle_pending(

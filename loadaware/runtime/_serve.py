@@ -513,8 +513,9 @@ def _summary(record: report.RoundRecord, label: str) -> dict[str, Any]:
         "sourceNodes": record.inputs.get("sourceNodes"),
         "evicted": execution.count("evicted") if execution else 0,
         "planned": len(record.plan.evictions) if record.plan else 0,
-        "verdict": record.relief_verdict or None,
+        "verdict": report.round_verdict(record) or None,
         "relief": [{"role": r.role, **report.relief_to_json(r)} for r in record.relief],
+        "completion": report.completion_to_json(record.completion),
     }
 
 

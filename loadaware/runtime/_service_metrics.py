@@ -24,8 +24,17 @@ from loadaware import evict, metrics, report
 REGISTRY = prometheus_client.REGISTRY
 NODE_CLASSES: tuple[str, ...] = ("hot", "cold", "normal", "excluded")
 # Results a round ends with (RoundRecord.status), plus "error" for a round that
-# raised something unexpected.
-ROUND_RESULTS: tuple[str, ...] = ("planned", "noop", "refused", "executed", "aborted", "error")
+# raised something unexpected. "partial": a live round that stopped evicting
+# early or left hot nodes it planned to relieve.
+ROUND_RESULTS: tuple[str, ...] = (
+    "planned",
+    "noop",
+    "refused",
+    "executed",
+    "partial",
+    "aborted",
+    "error",
+)
 WEBHOOK_RESULTS: tuple[str, ...] = ("accepted", "ignored", "coalesced", "rejected", "unauthorized")
 # Where a verified replacement ended up (ReplacementReport.landing), folded into
 # whether the plan held: planned (in its landing set), off-set (a good node outside

@@ -4,7 +4,7 @@ Covers: the eviction in flight was reserved before the Eviction API call, so
 the next run (a new process) counts it and does not exceed the window budget;
 the steering taints the killed run had set for that eviction are removed at the
 next start. A SIGTERM mid-round stops evicting and waiting at once, removes the
-round's taints and still prints the audit record.
+round's taints and still prints the audit record, of a partial round (exit 1).
 """
 
 from __future__ import annotations
@@ -139,6 +139,9 @@ def test_sigterm_mid_round_stops_it_and_removes_its_taints(tmp_path: pathlib.Pat
         assert results.count("evicted") == 1, err
         assert all(r == "skipped" for r in results[1:])
         assert audit["verification"]["stopped"] == "SIGTERM received"
+        # Stopped before the end of its plan: partial, and the Job's pod fails.
+        assert audit["status"] == "partial"
+        assert running.returncode == 1
         assert audit["verification"]["taintsLeft"] == []
         assert all(
             not any(t["key"] == "loadaware.io/hotspot" for t in n["spec"].get("taints") or [])

@@ -1,7 +1,8 @@
 """Proof of relief on the simulated API with metrics-server: a live round waits
 for samples that cover only time after its moves, judges every relieved and
 landing node, and opens the breaker when the cluster did not behave as the
-model said.
+model said. Hot nodes that did not improve make the round partial (exit 1);
+one that improved as far as a budget let the plan go does not.
 
 Time is the simulator's: metrics-server samples every 15 s with a 15 s window,
 evicted pods terminate for 30 s, and the round's waits move the clock.
@@ -188,8 +189,17 @@ def test_a_hotspot_that_does_not_improve_opens_the_breaker(server, tmp_path) -> 
     verification = audit["verification"]
     worse = [r for r in verification["relief"] if r["verdict"] == "not improved"]
     assert worse, verification["relief"]
-    assert "hotspot did not improve" in verification["verdict"]
-    assert verification["breaker"] == verification["verdict"]
+    assert "hotspot did not improve" in verification["breaker"]
+    # Every eviction was carried out, and the nodes it was for are still hot.
+    planned = len(audit["plan"]["evictions"])
+    assert audit["status"] == "partial"
+    assert audit["exitCode"] == 1
+    assert verification["verdict"].startswith(
+        f"partial: 0/{len(worse)} hot nodes relieved, {planned}/{planned} evictions carried out; "
+        f"left hot: {', '.join(r['node'] for r in worse)}"
+    ), verification["verdict"]
+    assert verification["verdict"].endswith(f"; relief check: {verification['breaker']}")
+    assert audit["completion"]["hotNodes"]["leftHot"] == [r["node"] for r in worse]
 
 
 def test_a_budget_that_stops_short_leaves_the_hotspot_improved(server, tmp_path) -> None:
@@ -204,6 +214,13 @@ def test_a_budget_that_stops_short_leaves_the_hotspot_improved(server, tmp_path)
     assert verification["verdict"] == f"improved: still over its targets: {row['node']}"
     # Improved is not a failure: no breaker.
     assert verification["breaker"] is None
+    # The plan said the node would stay hot (the budget ran out), and it improved
+    # as planned: the round did what it set out to do.
+    assert audit["status"] == "executed"
+    assert audit["exitCode"] == 0
+    [node] = audit["completion"]["nodes"]
+    assert node["result"] == "improved-as-planned"
+    assert node["expectedWithinTargets"] is False
     # Per round: where the replacements landed against the plan.
     assert verification["landings"] == {"planned": 1, "elsewhere": 0, "pending": 0}
 

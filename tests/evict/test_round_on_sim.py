@@ -2,22 +2,28 @@
 client: read, plan, evict, verify, report.
 
 Covers: hot nodes relieved with replacements Ready elsewhere (and Events
-posted); dry-run evicts nothing; a PodDisruptionBudget at 0 gives 429s that are
-counted and nothing evicted; window budgets held across consecutive rounds and
-across concurrent rounds; cooldown keeps a moved workload from moving again;
-metrics going away mid-round stops evicting (exit 3); API 500s mid-round stop
-the round (exit 1) with the uncertain eviction still counted; a replacement
-that stays Pending opens the breaker, and the next round refuses. Steering is
-covered in test_steering_on_sim.
+posted); dry-run evicts nothing; a PodDisruptionBudget at 0 gives 429s that
+are counted, nothing evicted and the round partial; window budgets held
+across consecutive rounds and across concurrent rounds; cooldown keeps a
+moved workload from moving again; metrics going away mid-round stops evicting
+(partial, exit 3); API 500s mid-round stop the round (partial, exit 1) with
+the uncertain eviction still counted; a replacement that stays Pending opens
+the breaker, the round ends partial (exit 1) with what it carried out of its
+plan, and the next round refuses; the same round started by `serve` shows as
+partial, with its counts, on /status and in loadaware_rounds_total. Steering
+is covered in test_steering_on_sim.
 """
 
 from __future__ import annotations
 
+import http.client as http_client
+import json
 import threading
 from typing import Any
 
 import kubernetes.client
 import pytest
+from prometheus_client import REGISTRY
 
 from loadaware import evict, report, runtime
 from tests.lib.live import live_context, metrics_server_policy
@@ -127,6 +133,11 @@ def test_pdb_at_zero_refuses_every_eviction_and_is_counted(server, tmp_path) -> 
     assert audit["evictions"]
     assert {e["result"] for e in audit["evictions"]} == {"refused-pdb"}
     assert _uids(server) == before
+    # Nothing it planned was done: the hot nodes stay hot, and the round says so.
+    assert audit["status"] == "partial"
+    assert record.exit_code == 1
+    assert audit["completion"]["hotNodes"]["relieved"] == 0
+    assert "refused by PDBs" in audit["reason"]
     # Refused evictions do not use up budgets.
     records = evict.StateStore(context.kube, policy, context.clock).records()
     assert {r.outcome for r in records} == {"refused"}
@@ -218,8 +229,11 @@ def test_metrics_going_away_mid_round_stops_evicting(server, tmp_path) -> None:
     results = [e["result"] for e in audit["evictions"]]
     assert results[0] == "evicted"
     assert set(results[1:]) == {"skipped"}
+    # Partial, with the exit code of the fail-closed refusal that stopped it.
     assert record.exit_code == 3
+    assert audit["status"] == "partial"
     assert audit["verification"]["stopped"].startswith("metrics-query-failed")
+    assert audit["completion"]["stopped"] == audit["verification"]["stopped"]
 
 
 def test_api_errors_mid_round_stop_it_and_keep_the_reservation(server, tmp_path) -> None:
@@ -238,6 +252,8 @@ def test_api_errors_mid_round_stop_it_and_keep_the_reservation(server, tmp_path)
     assert results[:2] == ["evicted", "failed"]
     assert set(results[2:]) <= {"skipped"}
     assert record.exit_code == 1
+    assert audit["status"] == "partial"
+    assert audit["completion"]["stopped"].startswith(f"eviction of {second} failed")
     context = live_context(server, tmp_path, metrics_server_policy())
     outcomes = {
         r.pod: r.outcome
@@ -271,6 +287,73 @@ def test_replacement_stuck_pending_opens_the_breaker(server, tmp_path) -> None:
     evicted = [e for e in audit["evictions"] if e["result"] == "evicted"]
     # Pacing and the breaker: nothing after the failed verification was evicted.
     assert len(evicted) < len(audit["evictions"])
+    # Stopped early: partial, not relieved, and not a success.
+    planned = len(audit["plan"]["evictions"])
+    completion = audit["completion"]
+    assert audit["status"] == "partial"
+    assert record.exit_code == 1
+    assert completion["stopped"].startswith("breaker opened: ")
+    assert completion["evictions"]["planned"] == planned
+    assert completion["evictions"]["carriedOut"] == len(evicted)
+    assert f"{len(evicted)}/{planned} evictions carried out" in audit["reason"]
+    assert audit["verification"]["verdict"].startswith("partial: ")
+    assert completion["hotNodes"]["relieved"] < completion["hotNodes"]["planned"]
     nxt = _round(server, tmp_path, policy)
     assert nxt.exit_code == 3
     assert nxt.reason.startswith("breaker-open:")
+
+
+def test_a_serve_round_the_breaker_stops_shows_partial_on_status(server, tmp_path) -> None:
+    policy = metrics_server_policy(verify={"timeout": "60s"})
+    context = live_context(server, tmp_path, policy)
+    core = kubernetes.client.CoreV1Api(context.kube._core.api_client)
+    read = context.read_cluster
+
+    def read_then_cordon():
+        snapshot = read()
+        for node in snapshot.nodes:
+            core.patch_node(node.name, {"spec": {"unschedulable": True}}, _preload_content=False)
+        return snapshot
+
+    partial = (
+        REGISTRY.get_sample_value(
+            "loadaware_rounds_total", {"trigger": "schedule", "result": "partial"}
+        )
+        or 0
+    )
+    service = runtime.Service(
+        policy,
+        runtime.RoundContext(**{**context.__dict__, "read_cluster": read_then_cordon}),
+        clock=context.clock,
+    )
+    with runtime.HttpServer(service, "127.0.0.1:0") as http:
+        assert service.try_start_round("schedule") == "started"
+        assert service.wait_idle(120)
+        connection = http_client.HTTPConnection("127.0.0.1", http.port, timeout=30)
+        try:
+            connection.request("GET", "/status")
+            response = connection.getresponse()
+            status = json.loads(response.read())
+        finally:
+            connection.close()
+    assert response.status == 200
+    [finished] = status["rounds"]
+    assert finished["status"] == "partial"
+    assert finished["exitCode"] == 1
+    assert finished["evicted"] == 1
+    planned = finished["planned"]
+    assert planned >= 2
+    completion = finished["completion"]
+    assert completion["evictions"]["carriedOut"] == 1
+    assert completion["evictions"]["planned"] == planned
+    assert completion["stopped"].startswith("breaker opened: ")
+    hot = completion["hotNodes"]
+    counts = f"{hot['relieved']}/{hot['planned']} hot nodes relieved, 1/{planned} evictions"
+    assert finished["reason"].startswith(counts)
+    assert finished["verdict"].startswith(f"partial: {counts}")
+    assert (
+        REGISTRY.get_sample_value(
+            "loadaware_rounds_total", {"trigger": "schedule", "result": "partial"}
+        )
+        == partial + 1
+    )

@@ -6,8 +6,9 @@ script, link, img, iframe or external URL of any kind, no url() or @import in
 the styles); nodes are grouped by class with an SVG bar per resource; evictions
 are listed with reasons (and results for a round); budgets used and the solver
 gap are shown; observed utilisation appears for a round's verified nodes;
-names from the cluster are escaped. A slow test renders the page in headless
-Chromium and checks the screenshot is not blank.
+names from the cluster are escaped; a partial round's header says so with the
+hot nodes relieved and the evictions carried out of those planned. A slow test
+renders the page in headless Chromium and checks the screenshot is not blank.
 """
 
 from __future__ import annotations
@@ -280,6 +281,34 @@ def test_round_page_adds_results_observed_utilisation_and_limits(
     assert "turned hot" in relief
     assert "model error" in text
     assert "windowLeft" in text
+
+
+def test_round_page_of_a_partial_round_says_so_with_the_counts(
+    plan_json: dict[str, Any],
+) -> None:
+    audit = _audit(plan_json)
+    audit["status"] = "partial"
+    audit["reason"] = "0/1 hot nodes relieved, 1/2 evictions carried out; left hot: hot-9"
+    audit["completion"] = {
+        "result": "partial",
+        "summary": audit["reason"],
+        "stopped": "breaker opened: replacement of shop/a is unschedulable",
+        "hotNodes": {"planned": 1, "relieved": 0, "leftHot": ["hot-9"]},
+        "evictions": {"planned": 2, "carriedOut": 1, "byResult": {"evicted": 1, "skipped": 1}},
+        "nodes": [],
+    }
+    page = report.render_round_html(audit)
+    checker = check_page(page)
+    text = " ".join(checker.text)
+    assert '<span class="status status-partial">partial</span>' in page
+    assert ".status-partial {" in checker.style_text
+    for expected in (
+        "hot nodes relieved 0/1",
+        "evictions carried out 1/2",
+        "stopped breaker opened: replacement of shop/a is unschedulable",
+        "left hot hot-9",
+    ):
+        assert expected in " ".join(text.split()), expected
 
 
 def test_round_page_of_a_refused_round_without_a_plan() -> None:

@@ -4,7 +4,9 @@ Covered: a real round relieving the peak-hour scenario within the policy's
 budget (exit 0, audit JSON on stdout or in --audit-file, the round counted on
 the service metrics), --dry-run evicting nothing, stale metrics refused with
 exit 3, a bad policy and an unreachable kubeconfig as exit 2, the Pushgateway
-flag.
+flag; a round the breaker stops mid-way is partial, exit 1, with the hot
+nodes relieved and the evictions carried out of those planned in the audit
+record, the table (-o table), stderr and the rounds counter.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ import json
 import pathlib
 from collections.abc import Iterator
 
+import kubernetes.client
 import pytest
 from prometheus_client import REGISTRY
 
-from loadaware import cli, sim
+from loadaware import cli, cluster, sim
 
 POLICY = """\
 metrics:
@@ -163,3 +166,97 @@ def test_bad_input_is_exit_2(tmp_path: pathlib.Path, policy_file: pathlib.Path) 
         cli.main(["run", "--once", "--policy", str(policy_file), "--kubeconfig", str(missing)]) == 2
     )
     assert cli.main(["run", "--policy", str(policy_file)]) == 2  # --once is required
+
+
+PARTIAL_POLICY = """\
+metrics:
+  metricsServer: {}
+  maxSampleAge: 2m
+evictor:
+  gracePeriodSeconds: 0
+verify:
+  timeout: 20s
+  reliefTimeout: 1s
+state:
+  namespace: default
+"""
+
+
+def test_a_round_the_breaker_stops_is_partial_and_exits_1(
+    live_sim: tuple[sim.SimServer, pathlib.Path],
+    tmp_path: pathlib.Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    _, kubeconfig = live_sim
+    policy_file = tmp_path / "partial.yaml"
+    policy_file.write_text(PARTIAL_POLICY)
+    read = cluster.read_cluster
+
+    def read_then_cordon(
+        settings: cluster.ClientSettings | None = None,
+        *,
+        client: kubernetes.client.ApiClient | None = None,
+    ) -> cluster.ClusterState:
+        snapshot = read(settings, client=client)
+        # Once planned, nowhere is left to schedule a replacement: the first one
+        # stays Pending and opens the breaker before the second eviction.
+        core = kubernetes.client.CoreV1Api(client)
+        for node in snapshot.nodes:
+            core.patch_node(node.name, {"spec": {"unschedulable": True}}, _preload_content=False)
+        return snapshot
+
+    monkeypatch.setattr(cluster, "read_cluster", read_then_cordon)
+    partial = (
+        REGISTRY.get_sample_value(
+            "loadaware_rounds_total", {"trigger": "once", "result": "partial"}
+        )
+        or 0
+    )
+    audit_file = tmp_path / "audit.json"
+    code = cli.main(
+        [
+            "run", "--once", "--policy", str(policy_file), "--kubeconfig", str(kubeconfig),
+            "--audit-file", str(audit_file), "-o", "table",
+        ]
+    )  # fmt: skip
+    out = capsys.readouterr()
+    audit = json.loads(audit_file.read_text())
+    assert code == 1, audit["reason"]
+    assert audit["status"] == "partial"
+    assert audit["exitCode"] == 1
+    planned = len(audit["plan"]["evictions"])
+    hot = {e["node"] for e in audit["plan"]["evictions"]}
+    assert planned >= 2
+    assert len(hot) >= 2
+    results = [e["result"] for e in audit["evictions"]]
+    assert results[0] == "evicted"
+    assert set(results[1:]) == {"skipped"}
+    completion = audit["completion"]
+    assert completion["result"] == "partial"
+    assert completion["stopped"].startswith("breaker opened: replacement of ")
+    assert completion["evictions"] == {
+        "planned": planned,
+        "carriedOut": 1,
+        "byResult": {"evicted": 1, "skipped": planned - 1},
+    }
+    assert completion["hotNodes"]["planned"] == len(hot)
+    assert completion["hotNodes"]["relieved"] == 0
+    untouched = sorted(hot - {audit["evictions"][0]["node"]})
+    assert set(untouched) <= set(completion["hotNodes"]["leftHot"])
+    counts = f"0/{len(hot)} hot nodes relieved, 1/{planned} evictions carried out"
+    assert audit["reason"].startswith(counts)
+    assert audit["verification"]["verdict"].startswith(f"partial: {counts}")
+    assert audit["verification"]["verdict"] != "relieved"
+    # The table a person reads, and the line on stderr, say the same.
+    assert "\nstatus: partial\n" in out.out
+    assert f"hot nodes relieved: 0/{len(hot)}" in out.out
+    assert f"evictions carried out: 1/{planned}" in out.out
+    assert "stopped: breaker opened: " in out.out
+    assert f"partial: {counts}" in out.err
+    assert (
+        REGISTRY.get_sample_value(
+            "loadaware_rounds_total", {"trigger": "once", "result": "partial"}
+        )
+        == partial + 1
+    )

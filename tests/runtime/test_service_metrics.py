@@ -1,11 +1,12 @@
 """loadaware's own metrics, updated from a round's record.
 
 Covered: the stable names and label sets, counters moving by exactly what a
-round did (rounds, refusals by reason code, bounced replacements, landings
-against the plan in live rounds only, eviction-to-Ready), gauges describing
-the last round (node classes, per-node utilisation with departed nodes
-removed, sample age, solver seconds and gap, budgets), the breaker from the
-state ConfigMap, and the Pushgateway push.
+round did (rounds by result, a partial round not counted a success, refusals
+by reason code, bounced replacements, landings against the plan in live
+rounds only, eviction-to-Ready), gauges describing the last round (node
+classes, per-node utilisation with departed nodes removed, sample age, solver
+seconds and gap, budgets), the breaker from the state ConfigMap, and the
+Pushgateway push.
 """
 
 from __future__ import annotations
@@ -179,6 +180,22 @@ def test_a_refused_round_counts_its_reason_code() -> None:
     )
     runtime.observe_round(record)
     assert value("loadaware_refused_rounds_total", reason="stale-metrics") == before + 1
+    assert value("loadaware_last_successful_round_timestamp_seconds") == success
+
+
+def test_a_partial_round_is_counted_as_partial_and_not_as_a_success() -> None:
+    rounds = value("loadaware_rounds_total", trigger="schedule", result="partial") or 0
+    executed = value("loadaware_rounds_total", trigger="schedule", result="executed") or 0
+    success = value("loadaware_last_successful_round_timestamp_seconds")
+    record = executed_record()
+    record.finished_at = NOW + datetime.timedelta(hours=2)
+    record.status, record.exit_code = "partial", 1
+    runtime.observe_round(record)
+    assert value("loadaware_rounds_total", trigger="schedule", result="partial") == rounds + 1
+    assert value("loadaware_rounds_total", trigger="schedule", result="executed") == executed
+    assert value("loadaware_last_round_timestamp_seconds", result="partial") == (
+        record.finished_at.timestamp()
+    )
     assert value("loadaware_last_successful_round_timestamp_seconds") == success
 
 

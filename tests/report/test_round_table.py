@@ -1,0 +1,133 @@
+"""The round as text (`run --once -o table`, report.render_round_table) and the
+round's verdict in the audit record (report.round_verdict).
+
+Covered: a partial round states it on its status line, then the hot nodes
+relieved and the evictions carried out of those planned, the stop, and the
+relief check's own verdict, with the plan's table and the judged nodes after;
+a complete round says executed with the same counts; a round without a
+completion (refused, dry run) keeps its reason on the status line; the audit
+record's verification.verdict is "partial: ..." only for a partial round.
+"""
+
+from __future__ import annotations
+
+import datetime
+
+from loadaware import evict, plan, report
+
+NOW = datetime.datetime(2026, 11, 30, 8, 0, tzinfo=datetime.UTC)
+STOP = "breaker opened: replacement of shop/a2 is unschedulable (no node fits it)"
+
+
+def _record(completion: report.RoundCompletion | None, **fields: object) -> report.RoundRecord:
+    nodes = (
+        plan.NodeReport(
+            name="hot-a",
+            node_class="hot",
+            pool="default",
+            before={"cpu": 0.9, "memory": 0.5},
+            after={"cpu": 0.6, "memory": 0.5},
+            high={"cpu": 0.7, "memory": 0.8},
+        ),
+    )
+    record = report.RoundRecord(
+        round_id="r1",
+        trigger="once",
+        started_at=NOW,
+        dry_run=False,
+        policy_hash="h",
+        plan=plan.Plan(status="planned", reason="1 hot node; 2 evictions planned", nodes=nodes),
+        execution=evict.ExecutionReport(round_id="r1", dry_run=False),
+        relief=[
+            report.NodeRelief(
+                node="hot-a",
+                before={"cpu": 0.9, "memory": 0.5},
+                expected={"cpu": 0.75, "memory": 0.5},
+                observed={"cpu": 0.74, "memory": 0.5},
+                verdict="improved",
+                targets={"cpu": 0.7, "memory": 0.8},
+            )
+        ],
+        relief_verdict="improved: still over its targets: hot-a",
+        completion=completion,
+    )
+    for name, value in fields.items():
+        setattr(record, name, value)
+    return record
+
+
+def _completion(*, stopped: str | None, result: report.NodeResult) -> report.RoundCompletion:
+    return report.RoundCompletion(
+        evictions_planned=2,
+        evictions_carried_out=1 if stopped else 2,
+        results={"evicted": 1, "skipped": 1} if stopped else {"evicted": 2},
+        stopped=stopped,
+        nodes=(
+            report.NodeCompletion(
+                node="hot-a",
+                planned=2,
+                carried_out=1 if stopped else 2,
+                expected_within_targets=True,
+                relief="improved",
+                result=result,
+            ),
+        ),
+    )
+
+
+def test_a_partial_round_says_so_with_the_counts() -> None:
+    completion = _completion(stopped=STOP, result="left-hot")
+    record = _record(
+        completion,
+        status="partial",
+        reason=report.describe_completion(completion),
+        exit_code=1,
+    )
+    text = report.render_round_table(record)
+    head = text.split("\n\n", 1)[0].splitlines()
+    assert head == [
+        "round r1 (once)",
+        "status: partial",
+        "hot nodes relieved: 0/1 (left hot: hot-a)",
+        "evictions carried out: 1/2 (evicted 1, skipped 1)",
+        f"stopped: {STOP}",
+        "relief check: improved: still over its targets: hot-a",
+    ]
+    assert "PLAN\nstatus: planned — 1 hot node; 2 evictions planned" in text
+    assert "hot-a  relieved  improved" in text
+    assert "cpu 90% → 74% (target 70%)" in text
+    verdict = report.round_to_json(record)["verification"]["verdict"]
+    assert verdict == (
+        f"partial: 0/1 hot nodes relieved, 1/2 evictions carried out (1 skipped); "
+        f"stopped: {STOP}; left hot: hot-a; relief check: improved: still over its targets: hot-a"
+    )
+
+
+def test_a_complete_round_says_executed_with_the_same_counts() -> None:
+    completion = _completion(stopped=None, result="relieved")
+    record = _record(completion, status="executed", reason="2 evicted", relief_verdict="relieved")
+    text = report.render_round_table(record)
+    assert text.startswith(
+        "round r1 (once)\nstatus: executed\nhot nodes relieved: 1/1\n"
+        "evictions carried out: 2/2 (evicted 2)\nrelief check: relieved\n"
+    )
+    assert report.round_to_json(record)["verification"]["verdict"] == "relieved"
+    assert report.round_to_json(record)["completion"]["result"] == "complete"
+
+
+def test_a_round_without_a_completion_keeps_its_reason() -> None:
+    record = report.RoundRecord(
+        round_id="r2",
+        trigger="schedule",
+        started_at=NOW,
+        dry_run=True,
+        policy_hash="h",
+        status="refused",
+        reason="stale-metrics: node-a sample is 900s old (max 120s)",
+    )
+    text = report.render_round_table(record)
+    assert text == (
+        "round r2 (schedule, dry run)\n"
+        "status: refused — stale-metrics: node-a sample is 900s old (max 120s)\n"
+    )
+    assert report.round_to_json(record)["completion"] is None
