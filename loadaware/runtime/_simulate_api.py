@@ -1,16 +1,19 @@
 """`loadaware simulate --api`: the simulation, through the Kubernetes API.
 
 The scenario is served by the simulated API server in-process; everything
-after that is the production path: the cluster is read through the official
-client (`cluster.read_cluster`), usage through metrics.k8s.io
-(`metrics.MetricsServerProvider`), the plan is built as a live round builds
-it, and each planned pod is evicted with a policy/v1 Eviction. The simulated
-controllers then recreate the pods and the simulated kube-scheduler places the
-replacements; the result reports where they really landed and what the nodes
-use afterwards, read back through the API again.
+after that is the production path of a live round (`run_round`): the cluster is
+read through the official client (`cluster.read_cluster`), usage through
+metrics.k8s.io (`metrics.MetricsServerProvider`), the plan is built as a live
+round builds it, and the evictor carries it out as it does against a real
+cluster: the soft taints set and removed, one eviction after the previous
+replacement was bound, each move's landing derived again from the cluster as
+observed (landing control), and the breaker. The simulated controllers recreate
+the pods and the simulated kube-scheduler, sampling nodes as kube-scheduler does,
+places the replacements; the result reports where they really landed and what
+the nodes use afterwards, read back through the API again.
 
-Grace periods and start-up delays pass on the simulated clock, moved forward
-rather than waited for, so the command takes seconds.
+Grace periods, start-up delays and the evictor's waits pass on the simulated
+clock, moved forward rather than waited for, so the command takes seconds.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from loadaware import cluster, errors, metrics, plan, policy
-from loadaware.runtime._offline import timed_plan
+from loadaware import cluster, errors, evict, metrics, plan, policy, report
+from loadaware.runtime._metrics_dump import fetch_cluster_usage
+from loadaware.runtime._round import RoundContext, RoundOptions, run_round
 from loadaware.runtime._simulate import SimulationResult, result_after, unchanged_result
 
 if TYPE_CHECKING:
@@ -39,6 +43,7 @@ class ApiSimulation:
     result: SimulationResult
     title: str
     refused_by_budget: tuple[str, ...]  # pods whose eviction a PDB refused (429)
+    record: report.RoundRecord | None = None  # the live round, as its audit record has it
 
 
 def simulate_through_api(
@@ -52,35 +57,63 @@ def simulate_through_api(
 ) -> ApiSimulation:
     from loadaware import sim  # only the CLI and runtime may reach the simulator
 
+    clock = sim.SimClock(now or datetime.datetime.now(datetime.UTC), speed=0.0)
     server = sim.start_server(
-        scenario=scenario, objects=objects, metrics=metrics_document, now=now, ready_delay=1.0
+        scenario=scenario, objects=objects, metrics=metrics_document, clock=clock, ready_delay=1.0
     )
+    source = settings.metrics.model_copy(
+        update={"prometheus": None, "metrics_server": policy.MetricsServerSource()}
+    )
+    # The simulated cluster is there to be changed: the round evicts.
+    live = settings.model_copy(update={"metrics": source, "dry_run": False})
     with server, tempfile.TemporaryDirectory(prefix="loadaware-sim-") as tmp:
         kubeconfig = server.write_kubeconfig(pathlib.Path(tmp) / "kubeconfig")
         client_settings = cluster.ClientSettings(kubeconfig=str(kubeconfig))
         client = cluster.api_client(client_settings)
         try:
-            source = settings.metrics.model_copy(
-                update={"prometheus": None, "metrics_server": policy.MetricsServerSource()}
-            )
             provider = metrics.MetricsServerProvider(source, client)
+            # loadaware's own namespace, where its state lives, as a deployment has it.
+            server.ensure_namespace(live.state.namespace)
             state = cluster.read_cluster(client_settings, client=client)
-            moment = server.clock.now()
-            usage = _usage(provider, state, moment)
-            planned = timed_plan(state, usage, settings, moment)
-            if planned.status != "planned":
-                result = unchanged_result(planned)
-                return ApiSimulation(result=result, title=title, refused_by_budget=())
-            refused = _evict(client, planned)
+
+            def read_usage(snapshot: cluster.ClusterState) -> metrics.Usage:
+                return fetch_cluster_usage(snapshot, live, provider, server.clock.now())
+
+            context = RoundContext(
+                kube=evict.Kube(client),
+                read_cluster=lambda: cluster.read_cluster(client_settings, client=client),
+                read_usage=read_usage,
+                clock=server.clock.now,
+                sleep=server.advance,
+            )
+            record = run_round(live, context, RoundOptions(trigger="simulate", dry_run=False))
+            planned = record.plan
+            if planned is None or planned.status != "planned" or record.execution is None:
+                result = unchanged_result(planned or _refused(record))
+                return ApiSimulation(
+                    result=result, title=title, refused_by_budget=(), record=record
+                )
             _settle(server, client_settings, client)
             after = cluster.read_cluster(client_settings, client=client)
-            moment = server.clock.now()
-            usage_after = _usage(provider, after, moment)
+            usage_after = _usage(provider, after, server.clock.now())
         finally:
             client.close()
-    landed = _landed(state, after, planned, refused)
+    outcomes = record.execution.outcomes
+    refused = [o.pod for o in outcomes if o.result == "refused-pdb"]
+    evicted = {o.pod for o in outcomes if o.result == "evicted"}
+    carried_out = dataclasses.replace(
+        planned, evictions=tuple(e for e in planned.evictions if e.pod in evicted)
+    )
+    landed = _landed(state, after, carried_out, refused)
     result = result_after(planned, landed, after, usage_after, settings)
-    return ApiSimulation(result=result, title=title, refused_by_budget=tuple(refused))
+    return ApiSimulation(
+        result=result, title=title, refused_by_budget=tuple(refused), record=record
+    )
+
+
+def _refused(record: report.RoundRecord) -> plan.Plan:
+    """A refused round's plan, as `plan` shows one: no evictions, the reason."""
+    return plan.Plan(status="refused", reason=record.reason)
 
 
 def _usage(
@@ -88,26 +121,6 @@ def _usage(
 ) -> metrics.Usage:
     pods = [p.key for p in state.pods if p.is_load]
     return provider.fetch_usage([n.name for n in state.nodes], pods, now=now)
-
-
-def _evict(client: kubernetes.client.ApiClient, planned: plan.Plan) -> list[str]:
-    import kubernetes.client
-
-    core = kubernetes.client.CoreV1Api(client)
-    refused: list[str] = []
-    for eviction in planned.evictions:
-        namespace, name = eviction.pod.split("/", 1)
-        body = kubernetes.client.V1Eviction(
-            metadata=kubernetes.client.V1ObjectMeta(name=name, namespace=namespace)
-        )
-        try:
-            core.create_namespaced_pod_eviction(name, namespace, body, _request_timeout=30)
-        except kubernetes.client.ApiException as exc:
-            if exc.status == 429:
-                refused.append(eviction.pod)
-                continue
-            raise cluster.translate_api_exception(exc, f"evicting {eviction.pod}") from exc
-    return refused
 
 
 def _settle(

@@ -121,6 +121,16 @@ class SimCluster:
     def set_node_ready(self, name: str, ready: bool) -> None:
         self.controllers.set_node_ready(name, ready)
 
+    def ensure_namespace(self, name: str) -> None:
+        """Create the namespace unless it exists, as an installation creates its own."""
+        with self.store.lock:
+            if self.store.find(_resources.NAMESPACES, None, name) is None:
+                self.store.create(
+                    _resources.NAMESPACES,
+                    None,
+                    {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
+                )
+
     def set_pod_usage(
         self,
         namespace: str,
