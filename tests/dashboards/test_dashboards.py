@@ -193,7 +193,7 @@ def _loadaware_history(start: float, end: float) -> tuple[list[Family], str]:
     budgets.add({**standby, "budget": "window"}, ((t, 20.0) for t in moments))
     # Per round: 1.8 replacements on plan, 0.15 elsewhere, 0.05 pending (10% off plan).
     landings = Family("loadaware_landings", "counter")
-    for where, per_round in (("planned", 1.8), ("elsewhere", 0.15), ("pending", 0.05)):
+    for where, per_round in (("planned", 1.8), ("off-set", 0.15), ("pending", 0.05)):
         landings.add({**leader, "where": where}, ((t, per_round * rounds(t)) for t in moments))
 
     families = [

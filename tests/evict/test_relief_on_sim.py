@@ -222,7 +222,7 @@ def test_a_budget_that_stops_short_leaves_the_hotspot_improved(server, tmp_path)
     assert node["result"] == "improved-as-planned"
     assert node["expectedWithinTargets"] is False
     # Per round: where the replacements landed against the plan.
-    assert verification["landings"] == {"planned": 1, "elsewhere": 0, "pending": 0}
+    assert verification["landings"] == {"planned": 1, "off-set": 0, "bad": 0, "pending": 0}
 
 
 def test_a_node_crowded_by_pod_count_is_relieved_and_judged_by_its_count(server, tmp_path) -> None:
