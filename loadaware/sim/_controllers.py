@@ -188,7 +188,8 @@ class Controllers:
         # Dirty sets, filled by the store listener.
         self._pods: set[str] = set()  # pods that may need the kubelet or the scheduler
         self._owners: set[str] = set()  # uids of controllers to reconcile
-        self._pdb_namespaces: set[str] = set()
+        self._pdb_namespaces: set[str] = set()  # namespaces whose every PDB may have changed
+        self._pdb_keys: set[str] = set()  # PDBs (namespace/name) a pod's change concerns
         self._deleted_uids: list[str] = []
         self._deleting_namespaces: set[str] = set()
         # The loaded state is taken as settled: controllers act on what changes after it.
@@ -260,7 +261,7 @@ class Controllers:
                 self._owners.add(ref["uid"])
                 if ref.get("kind") == "DaemonSet":
                     self._all_daemonsets = True
-            self._pdb_namespaces.add(meta["namespace"])
+            self._pdbs_selecting(meta["namespace"], old, new)
         elif resource is _resources.NODES:
             self._track_node(kind, old, new)
             self._all_daemonsets = True
@@ -283,6 +284,18 @@ class Controllers:
             self._pdb_namespaces.add(meta["namespace"])
         elif resource is _resources.NAMESPACES and meta.get("deletionTimestamp"):
             self._deleting_namespaces.add(meta["name"])
+
+    def _pdbs_selecting(self, namespace: str, old: Any, new: Any) -> None:
+        """Mark the PodDisruptionBudgets whose selector matches the pod before or after
+        its change: only their status can change, and a namespace may hold thousands
+        of pods and hundreds of budgets."""
+        if namespace in self._pdb_namespaces:
+            return
+        labels = [(pod["metadata"].get("labels") or {}) for pod in (old, new) if pod is not None]
+        for pdb in self.store.objects(_resources.PDBS, namespace):
+            selector = (pdb.get("spec") or {}).get("selector")
+            if any(_selectors.label_selector_matches(selector, pod) for pod in labels):
+                self._pdb_keys.add(_key(pdb))
 
     def _track_node(self, kind: str, old: Any, new: Any) -> None:
         tree = self.node_sampler.tree
@@ -1231,11 +1244,15 @@ class Controllers:
 
     def _disruption(self) -> None:
         now = self.clock.time()
-        namespaces = self._pdb_namespaces
-        self._pdb_namespaces = set()
+        namespaces, keys = self._pdb_namespaces, self._pdb_keys
+        self._pdb_namespaces, self._pdb_keys = set(), set()
         for pdb in self.store.objects(_resources.PDBS):
             status = pdb.get("status") or {}
-            if pdb["metadata"]["namespace"] in namespaces or status.get("disruptedPods"):
+            if (
+                pdb["metadata"]["namespace"] in namespaces
+                or _key(pdb) in keys
+                or status.get("disruptedPods")
+            ):
                 self._pdb_status(pdb, now)
 
     def _pdb_status(self, pdb: dict[str, Any], now: float) -> None:
