@@ -82,6 +82,8 @@ class ReplacementReport:
 # Evictions that clean up rather than move: a Failed pod's controller replaced it
 # when it failed, so no new pod will appear for this eviction.
 NO_REPLACEMENT_RULES = frozenset({"RemoveFailedPods"})
+# The first wait for a replacement to be bound; later waits double up to poll_seconds.
+_FIRST_BIND_POLL_SECONDS = 0.1
 # From this many nodes kube-scheduler scores only a sample of the feasible ones
 # (minFeasibleNodesToFind) unless percentageOfNodesToScore is 100.
 SAMPLED_CLUSTER_NODES = 100
@@ -218,6 +220,8 @@ class Executor:
         node for it, or verify.timeout passed): changing them earlier would steer it
         somewhere the plan did not predict."""
         deadline = waiting.evicted_at + self._policy.verify.timeout
+        # kube-scheduler binds within a second or so: look again soon, then less often.
+        pause = min(_FIRST_BIND_POLL_SECONDS, self._poll)
         while True:
             found = self._replacement(waiting)
             if found is not None and (
@@ -226,7 +230,8 @@ class Executor:
                 return
             if self._clock() >= deadline or self._stop_requested() is not None:
                 return
-            self._sleep(self._poll)
+            self._sleep(pause)
+            pause = min(pause * 2, self._poll)
 
     def _cordon_consolidated(self, planned: plan.Plan, report: ExecutionReport) -> None:
         """Cordon the nodes a consolidation empties before evicting from them.
