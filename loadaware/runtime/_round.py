@@ -33,8 +33,10 @@ from loadaware.runtime._offline import timed_plan
 log = logging.getLogger(__name__)
 
 # Re-reading usage before every eviction would hammer the metrics source in a
-# large round; a reading this recent still counts as fresh for the re-check.
-RECHECK_REUSE_SECONDS = 5.0
+# large round; a reading this recent still counts as fresh for the re-check. The
+# sources are no finer: metrics-server scrapes every 15 s by default, and so do most
+# Prometheus setups; at 30,000 pods a re-read cost a round about a second.
+RECHECK_REUSE_SECONDS = 15.0
 
 
 def _utc_now() -> datetime.datetime:
