@@ -31,6 +31,7 @@ from loadaware.cluster._live import (
 )
 from loadaware.cluster._types import (
     ClusterState,
+    ContainerImage,
     LabelSelector,
     Node,
     NodeSelectorTerm,
@@ -49,6 +50,7 @@ from loadaware.quantity import parse_quantity, to_bytes, to_millicores
 __all__ = [
     "ClientSettings",
     "ClusterState",
+    "ContainerImage",
     "LabelSelector",
     "Node",
     "NodeSelectorTerm",

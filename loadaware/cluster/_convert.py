@@ -588,7 +588,51 @@ def _convert_node(raw: RawObject, r: _Reader) -> _types.Node:
         unschedulable=r.boolean(spec.get("unschedulable"), "spec.unschedulable"),
         # No Ready condition at all means the node has never reported: not ready.
         ready=_condition_is_true(r, status, "Ready"),
+        images=_node_images(r, status.get("images")),
     )
+
+
+def _node_images(r: _Reader, items: Any) -> tuple[_types.ContainerImage, ...]:
+    if not items:
+        return ()
+    result = []
+    for i, item in enumerate(r.sequence(items, "status.images")):
+        # An entry read before, on another node, is taken without reading it again:
+        # a dump's nodes repeat the same few hundred entries.
+        if type(item) is dict:
+            names, size = item.get("names"), item.get("sizeBytes")
+            if type(names) is list and (size is None or type(size) is int):
+                try:
+                    known = _NODE_IMAGES.get((*names, size))
+                except TypeError:  # an unhashable name: read it below, and refused
+                    known = None
+                if known is not None:
+                    result.append(known)
+                    continue
+        result.append(_read_node_image(r, item, i))
+    return tuple(result)
+
+
+def _read_node_image(r: _Reader, item: Any, i: int) -> _types.ContainerImage:
+    entry = r.mapping(item, "status.images[{}]", i)
+    names = r.strings(entry.get("names"), "status.images[{}].names", i)
+    size = entry.get("sizeBytes")
+    # Optional in the API: kube-scheduler then counts the image as empty.
+    image = _types.ContainerImage(
+        names=names,
+        size_bytes=0 if size is None else r.integer(size, "status.images[{}].sizeBytes", i),
+    )
+    if len(_NODE_IMAGES) >= _NODE_IMAGES_KEPT:
+        _NODE_IMAGES.clear()
+    # Keyed by the names and the size as written (None for none): equal keys read the
+    # same, as no JSON value other than a string equals a string.
+    _NODE_IMAGES[(*names, size)] = image
+    return image
+
+
+# status.images entries read, shared by every node reporting them. Bounded, as _TOLERATIONS.
+_NODE_IMAGES: dict[tuple[Any, ...], _types.ContainerImage] = {}
+_NODE_IMAGES_KEPT = 16384
 
 
 def _condition_is_true(r: _Reader, status: Mapping[str, Any], kind: str) -> bool:
@@ -808,8 +852,34 @@ def _read_pod(raw: RawObject, r: _Reader) -> tuple[_types.Pod, bool]:
         start_time=r.timestamp(status.get("startTime"), "status.startTime"),
         status_reason=r.string(status.get("reason"), "status.reason"),
         container_statuses=_container_statuses(r, status),
+        container_images=_container_images(r, containers, init_containers),
     )
     return pod, spec.get("priority") is None
+
+
+def _container_images(
+    r: _Reader, containers: list[Any], init_containers: list[Any]
+) -> tuple[str, ...]:
+    """The image of every init container, then of every container, as kube-scheduler's
+    ImageLocality reads them."""
+    images = []
+    groups = (("spec.initContainers", init_containers), ("spec.containers", containers))
+    for prefix, group in groups:
+        for i, container in enumerate(group):
+            if type(container) is not dict:
+                container = r.mapping(container, "{}[{}]", prefix, i)
+            image = container.get("image")
+            if type(image) is not str:
+                image = r.string(image, "{}[{}].image", prefix, i)
+            images.append(image)
+    return _shared_images(tuple(images))
+
+
+@functools.lru_cache(maxsize=4096)
+def _shared_images(images: tuple[str, ...]) -> tuple[str, ...]:
+    # Returns the first equal tuple it was given: the replicas of a workload, read one
+    # after the other, then hold one tuple (and one copy of each name) between them.
+    return images
 
 
 def _container_requests_sum(

@@ -78,13 +78,14 @@ class _JsonList(msgspec.Struct):
 # --- what the converter reads ----------------------------------------------------------
 #
 # Parsed with these TypedDicts, an item keeps only the keys they name (total=False: any
-# may be missing): the images, env, probes, condition timestamps and pod templates of a
-# large dump are skipped as msgspec parses, rather than built and freed. Each names every
-# key _convert reads at its place, its value (Any) left for _convert to check;
-# tests/cluster/test_item_schema.py checks that.
+# may be missing): the env, probes, container statuses' image IDs, condition timestamps
+# and pod templates of a large dump are skipped as msgspec parses, rather than built
+# and freed. Each names every key _convert reads at its place, its value (Any) left
+# for _convert to check; tests/cluster/test_item_schema.py checks that.
 
 
 class _RawContainer(TypedDict, total=False):
+    image: Any
     resources: Any
     ports: Any
     restartPolicy: Any
@@ -149,6 +150,7 @@ class _RawStatus(TypedDict, total=False):
     # Node
     allocatable: Any
     capacity: Any
+    images: Any
     # DaemonSet
     desiredNumberScheduled: Any
     # PodDisruptionBudget

@@ -207,6 +207,16 @@ class OwnerRef:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ContainerImage:
+    """One entry of a node's status.images: the names the kubelet reports for an image
+    (its digests and tags) and its size. A dump repeats the same entries on many
+    nodes; the converter shares one object per distinct entry."""
+
+    names: tuple[str, ...]
+    size_bytes: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Node:
     name: str
     uid: str = ""
@@ -219,6 +229,9 @@ class Node:
     taints: tuple[Taint, ...] = ()
     unschedulable: bool = False
     ready: bool = True
+    # status.images as the kubelet reports them (at most nodeStatusMaxImages, 50 by
+    # default, the largest first): what kube-scheduler's ImageLocality reads.
+    images: tuple[ContainerImage, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -269,6 +282,9 @@ class Pod:
     start_time: datetime.datetime | None = None  # status.startTime
     status_reason: str = ""  # status.reason, e.g. Evicted, NodeAffinity, Shutdown
     container_statuses: tuple[ContainerStatus, ...] = ()  # init containers first
+    # The image of every init container, then of every container, as written in the
+    # spec; replicas of a workload share one tuple.
+    container_images: tuple[str, ...] = ()
     # "namespace/name": set once, as the planner looks a pod up by it at every step.
     key: str = field(init=False, repr=False, compare=False)
 

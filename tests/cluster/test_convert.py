@@ -8,7 +8,10 @@ Covered:
 - owner and workload: controller reference, ReplicaSet -> Deployment,
   Job -> CronJob, absent ReplicaSet kept as is, a replaced ReplicaSet (other uid);
 - PodDisruptionBudget: nil vs empty selector, missing or stale status;
-- nodes: allocatable with capacity fallback, taints, readiness, unschedulable;
+- nodes: allocatable with capacity fallback, taints, readiness, unschedulable,
+  status.images (names and sizes, entries shared between nodes);
+- container images: init containers then containers, as written, one tuple shared
+  by the replicas of a workload;
 - tolerations, nodeSelector, node affinity, pod (anti-)affinity, host ports;
 - volumes (local storage, PVC), resource claims, mirror pods, priority;
 - terminal pods kept but not load; timestamps in UTC;
@@ -24,6 +27,7 @@ from typing import Any
 import pytest
 
 from loadaware.cluster import (
+    ContainerImage,
     LabelSelector,
     NodeSelectorTerm,
     OwnerRef,
@@ -574,6 +578,96 @@ def test_node_without_allocatable_or_capacity_is_refused() -> None:
     del node["status"]["capacity"]["memory"]
     with pytest.raises(InputError, match=r"Node worker-a: status\.allocatable\.memory: missing"):
         cluster_state_from_objects([node])
+
+
+def node_with_images(name: str, images: list[dict[str, Any]]) -> dict[str, Any]:
+    node = copy.deepcopy(NODE)
+    node["metadata"]["name"] = name
+    node["status"]["images"] = images
+    return node
+
+
+PROXY_IMAGE = {
+    "names": [
+        "registry.k8s.io/kube-proxy@sha256:62c496efa595c8eb7d098e43430b2b94ad66812214759a7ea9daaaa1ed901fc7",
+        "registry.k8s.io/kube-proxy:v1.31.2",
+    ],
+    "sizeBytes": 30215623,
+}
+
+
+def test_node_images() -> None:
+    web = {"names": ["example/web:2"], "sizeBytes": 512 * MiB}
+    # sizeBytes is optional in the API; a node reporting no names lists an empty entry.
+    odd = [{"names": ["example/bare"]}, {"sizeBytes": 5}]
+    a, b, bare = cluster_state_from_objects(
+        [
+            node_with_images("worker-a", [web, PROXY_IMAGE]),
+            node_with_images("worker-b", [copy.deepcopy(PROXY_IMAGE)]),
+            node_with_images("worker-c", odd),
+        ]
+    ).nodes
+    proxy = ContainerImage(names=tuple(PROXY_IMAGE["names"]), size_bytes=30215623)
+    assert a.images == (ContainerImage(names=("example/web:2",), size_bytes=512 * MiB), proxy)
+    # One object for the entry every node reports, however many nodes report it.
+    assert b.images == (proxy,)
+    assert b.images[0] is a.images[1]
+    assert bare.images == (
+        ContainerImage(names=("example/bare",), size_bytes=0),
+        ContainerImage(names=(), size_bytes=5),
+    )
+    (plain,) = cluster_state_from_objects([copy.deepcopy(NODE)]).nodes
+    assert plain.images == ()
+
+
+@pytest.mark.parametrize(
+    ("images", "message"),
+    [
+        ({"names": ["a"]}, r"status\.images: expected a list, got an object"),
+        (["a"], r"status\.images\[0\]: expected an object, got the string 'a'"),
+        ([{"names": "a"}], r"status\.images\[0\]\.names: expected a list, got the string 'a'"),
+        ([{"names": ["a", 1]}], r"status\.images\[0\]\.names\[1\]: expected a string"),
+        ([{"names": ["a"], "sizeBytes": "1Mi"}], r"status\.images\[0\]\.sizeBytes: expected an"),
+    ],
+    ids=["object", "entry-text", "names-text", "name-number", "size-text"],
+)
+def test_bad_node_images_are_refused(images: Any, message: str) -> None:
+    node = copy.deepcopy(NODE)
+    node["status"]["images"] = images
+    with pytest.raises(InputError, match=rf"Node worker-a: {message}"):
+        cluster_state_from_objects([node])
+
+
+def test_container_images() -> None:
+    init = container("setup", image="example/setup:1")
+    sidecar = container("mesh", image="example/mesh@sha256:0a1b", restartPolicy="Always")
+    pods = [
+        raw_pod(
+            f"web-{i}",
+            initContainers=[init, sidecar],
+            containers=[container("app", image="example/app"), container("log")],
+        )
+        for i in (1, 2)
+    ]
+    first, second = cluster_state_from_objects(pods).pods
+    # As written: kube-scheduler adds ":latest" itself when it compares names.
+    assert first.container_images == (
+        "example/setup:1",
+        "example/mesh@sha256:0a1b",
+        "example/app",
+        "example/log:1",
+    )
+    assert second.container_images is first.container_images
+    (plain,) = cluster_state_from_objects([raw_pod()]).pods
+    assert plain.container_images == ("example/app:1",)
+
+
+def test_a_container_image_that_is_not_text_is_refused() -> None:
+    pod = raw_pod(containers=[container("app", image=7)])
+    with pytest.raises(
+        InputError, match=r"Pod shop/web-1: spec\.containers\[0\]\.image: expected a string"
+    ):
+        cluster_state_from_objects([pod])
 
 
 # --- pod scheduling constraints ----------------------------------------------------------

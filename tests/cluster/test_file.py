@@ -348,6 +348,7 @@ def test_public_names() -> None:
     assert set(loadaware.cluster.__all__) == {
         "ClientSettings",
         "ClusterState",
+        "ContainerImage",
         "LabelSelector",
         "Node",
         "NodeSelectorTerm",

@@ -426,7 +426,7 @@ def test_an_item_of_another_shape_is_parsed_in_full(item: dict[str, Any]) -> Non
 
 def test_a_byte_not_utf8_where_the_schema_drops_it_is_refused(tmp_path: pathlib.Path) -> None:
     pod = plain_pod("web-5")
-    pod["spec"]["containers"][0]["image"] = "caf\udce9"  # encoded as the byte 0xe9 alone
+    pod["spec"]["containers"][0]["env"][0]["value"] = "caf\udce9"  # the byte 0xe9 alone
     path = tmp_path / "cluster.json"
     path.write_bytes(
         json.dumps({"kind": "List", "items": [pod]}, ensure_ascii=False).encode(

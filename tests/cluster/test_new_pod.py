@@ -59,6 +59,7 @@ VALUES: dict[str, st.SearchStrategy[Any]] = {
     "host_ports": st.lists(st.integers(1, 65535), max_size=2).map(tuple),
     "start_time": MOMENTS,
     "status_reason": TEXT,
+    "container_images": st.lists(TEXT, max_size=3).map(tuple),
 }
 
 
