@@ -35,6 +35,7 @@ from loadaware.cluster._types import (
     Taint,
     Toleration,
 )
+from loadaware.plan import _images
 
 # Every reason fit_failure can return, in the order the checks run.
 FIT_REASONS: tuple[str, ...] = (
@@ -246,6 +247,7 @@ class Occupancy:
         "_cpu",
         "_ext_alloc",
         "_ext_used",
+        "_images",
         "_index",
         "_match_buckets",
         "_matches",
@@ -301,6 +303,8 @@ class Occupancy:
             (bool(n.taints) for n in self._nodes), dtype=np.bool_, count=count
         )
         self._tainted.flags.writeable = False
+        # Nodes never change here, so neither do the images they report.
+        self._images = _images.NodeImages(self._nodes)
         self._recent_indexes: dict[tuple[str, ...], IntArray] = {}
         # Plain lists for the per-node checks (Python ints are faster to read one at a
         # time), numpy arrays mirroring them for the vectorised scheduler model.
@@ -422,6 +426,11 @@ class Occupancy:
     @property
     def node_names(self) -> tuple[str, ...]:
         return self._names
+
+    @property
+    def node_images(self) -> _images.NodeImages:
+        """The image names the nodes report (status.images), for ImageLocality."""
+        return self._images
 
     @property
     def tainted(self) -> BoolArray:

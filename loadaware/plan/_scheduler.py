@@ -27,6 +27,11 @@ equal kube-scheduler's:
 - InterPodAffinity, weight 2: the pod's preferred (anti-)affinity terms over the
   placed pods, and placed pods' required affinity (weight 1) and preferred terms
   that select the pod, per topology domain, normalised min-max.
+- ImageLocality, weight 1: per image of the pod's init containers and containers
+  a node reports (`status.images`), the image's size times the share of all
+  nodes reporting it, summed, clamped between 23 MiB and 1000 MiB per image and
+  scaled to 0-100 (`_images`). Absent where no feasible node reports any of the
+  pod's images: every node would score 0.
 
 kube-scheduler keeps counting a terminating pod's requests on its node until the
 pod object is gone (kubernetes/kubernetes#96515), and the replacement is
@@ -36,9 +41,10 @@ replacement with the predecessor still placed.
 Among nodes with equal best scores kube-scheduler picks at random, so a
 prediction is the set of best-scoring nodes (`best_nodes`), not one node.
 
-Not modelled: ImageLocality, volume plugins, Service selectors in the default
-spreading (the owner's pods stand for them: same namespace, same labels), and
-percentageOfNodesToScore sampling on large clusters.
+Not modelled: volume plugins, image volumes (`spec.volumes[].image`, which
+kube-scheduler's development sources also count among a pod's images), Service
+selectors in the default spreading (the owner's pods stand for them: same
+namespace, same labels), and percentageOfNodesToScore sampling on large clusters.
 
 Pure: no I/O, no clock.
 """
@@ -56,7 +62,7 @@ from types import MappingProxyType
 import numpy as np
 
 from loadaware.cluster._types import LabelSelector, Pod, Taint, Toleration
-from loadaware.plan import _fit
+from loadaware.plan import _fit, _images
 
 MAX_NODE_SCORE = 100
 LEAST_ALLOCATED_WEIGHT = 1
@@ -65,6 +71,7 @@ TAINT_TOLERATION_WEIGHT = 3
 NODE_AFFINITY_WEIGHT = 2
 POD_TOPOLOGY_SPREAD_WEIGHT = 2
 INTER_POD_AFFINITY_WEIGHT = 2
+IMAGE_LOCALITY_WEIGHT = 1
 
 # The default profile's score plugins and their weights (getDefaultPlugins).
 PLUGIN_WEIGHTS: Mapping[str, int] = MappingProxyType(
@@ -75,6 +82,7 @@ PLUGIN_WEIGHTS: Mapping[str, int] = MappingProxyType(
         "NodeAffinity": NODE_AFFINITY_WEIGHT,
         "PodTopologySpread": POD_TOPOLOGY_SPREAD_WEIGHT,
         "InterPodAffinity": INTER_POD_AFFINITY_WEIGHT,
+        "ImageLocality": IMAGE_LOCALITY_WEIGHT,
     }
 )
 
@@ -102,7 +110,8 @@ class NodeScores:
     soft_taints: _fit.IntArray
     tolerates_steering: bool
     # Each scoring plugin's normalised score (0-100, before its weight) per feasible
-    # node; a plugin that skipped the pod is absent.
+    # node; a plugin that skipped the pod is absent, as is ImageLocality where no
+    # feasible node reports any of the pod's images.
     plugins: Mapping[str, _fit.IntArray] = dataclasses.field(default_factory=dict)
 
     def best(self) -> _fit.IntArray:
@@ -305,6 +314,10 @@ def score_pod(
     affinity = _inter_pod_affinity(pod, occupancy, feasible)
     if affinity is not None:
         plugins["InterPodAffinity"] = affinity
+    if pod.container_images:
+        images = _images.image_locality(pod.container_images, occupancy.node_images, feasible)
+        if images is not None:
+            plugins["ImageLocality"] = images
     totals = np.zeros(len(feasible), dtype=np.int64)
     for name, score in plugins.items():
         totals += PLUGIN_WEIGHTS[name] * score

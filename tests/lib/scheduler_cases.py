@@ -16,6 +16,7 @@ import datetime
 from collections.abc import Iterable, Mapping
 
 from loadaware.cluster._types import (
+    ContainerImage,
     LabelSelector,
     Node,
     OwnerRef,
@@ -44,6 +45,7 @@ def go_node(
     cpu_millicores: int = ROOMY_CPU_MILLICORES,
     memory_bytes: int = ROOMY_MEMORY_BYTES,
     pods: int = 110,
+    images: Iterable[ContainerImage] = (),
 ) -> Node:
     return Node(
         name=name,
@@ -53,6 +55,7 @@ def go_node(
         allocatable_memory_bytes=memory_bytes,
         allocatable_pods=pods,
         taints=tuple(taints),
+        images=tuple(images),
     )
 
 

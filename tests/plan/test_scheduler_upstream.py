@@ -22,6 +22,9 @@ Case ids are "<Go test function>/<Go case name>".
   TestLeastAllocatedScoringStrategy.
 - pkg/scheduler/framework/plugins/noderesources/balanced_allocation_test.go:
   TestNodeResourcesBalancedAllocation.
+- pkg/scheduler/framework/plugins/imagelocality/image_locality_test.go:
+  TestImageLocalityPriority (the 1.27+ table: init containers counted, 1000 MiB
+  per container), and TestNormalizedImageName against normalized_image_name.
 
 A Go case with `failedNodes` scores only its `nodes`: here those are the
 candidates passed to score_pod, the failed ones are in the cluster. Left out:
@@ -40,12 +43,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pytest
 
 from loadaware.cluster._types import (
+    ContainerImage,
     LabelSelector,
     Node,
     NodeSelectorTerm,
@@ -59,6 +64,7 @@ from loadaware.cluster._types import (
     WeightedPodAffinityTerm,
 )
 from loadaware.plan._fit import Occupancy
+from loadaware.plan._images import normalized_image_name
 from loadaware.plan._scheduler import score_pod
 from tests.lib.builders import make_cluster
 from tests.lib.scheduler_cases import (
@@ -997,3 +1003,152 @@ BALANCED_CASES = [
 @pytest.mark.parametrize("case", BALANCED_CASES)
 def test_balanced_allocation(case: Case) -> None:
     assert plugin_scores(case, "NodeResourcesBalancedAllocation") == case.want
+
+
+# --- ImageLocality ---
+
+IMAGES = "TestImageLocalityPriority"
+MB = 1024 * 1024  # the Go test's mb
+
+
+def image(size_mb: int, *names: str) -> ContainerImage:
+    return ContainerImage(names=names, size_bytes=size_mb * MB)
+
+
+def imaged(name: str, *images: ContainerImage) -> Node:
+    return go_node(name, images=images)
+
+
+def running(*images: str, init: Sequence[str] = ()) -> Pod:
+    """A pod of containers with these images, after its init containers'."""
+    return go_pod("p", container_images=(*init, *images))
+
+
+# The Go table's node statuses, by the images they hold.
+NODE_40_300_2000 = (
+    image(40, "gcr.io/40:latest", "gcr.io/40:v1", "gcr.io/40:v1"),
+    image(300, "gcr.io/300:latest", "gcr.io/300:v1"),
+    image(2000, "gcr.io/2000:latest"),
+)
+NODE_250_10 = (image(250, "gcr.io/250:latest"), image(10, "gcr.io/10:latest", "gcr.io/10:v1"))
+NODE_600_40_900 = (
+    image(600, "gcr.io/600:latest"),
+    image(40, "gcr.io/40:latest"),
+    image(900, "gcr.io/900:latest"),
+)
+NODE_300_600_900 = (
+    image(300, "gcr.io/300:latest"),
+    image(600, "gcr.io/600:latest"),
+    image(900, "gcr.io/900:latest"),
+)
+NODE_4000_30 = (image(4000, "gcr.io/4000:latest"), image(30, "gcr.io/30:latest"))
+NODE_20_30_40 = (
+    image(20, "gcr.io/20:latest"),
+    image(30, "gcr.io/30:latest"),
+    image(40, "gcr.io/40:latest"),
+)
+
+IMAGE_CASES = [
+    go_case(
+        IMAGES,
+        "two images spread on two nodes, prefer the larger image one",
+        Case(
+            pod=running("gcr.io/40", "gcr.io/250"),
+            nodes=[imaged("node1", *NODE_40_300_2000), imaged("node2", *NODE_250_10)],
+            want={"node1": 0, "node2": 5},
+        ),
+    ),
+    go_case(
+        IMAGES,
+        "two images on one node, prefer this node",
+        Case(
+            pod=running("gcr.io/40", "gcr.io/300"),
+            nodes=[imaged("node1", *NODE_40_300_2000), imaged("node2", *NODE_250_10)],
+            want={"node1": 7, "node2": 0},
+        ),
+    ),
+    go_case(
+        IMAGES,
+        "if exceed limit, use limit",
+        Case(
+            pod=running("gcr.io/10", "gcr.io/4000"),
+            nodes=[imaged("node1", *NODE_4000_30), imaged("node2", *NODE_250_10)],
+            want={"node1": 100, "node2": 0},
+        ),
+    ),
+    go_case(
+        IMAGES,
+        "if exceed limit, use limit (with node which has no images present)",
+        Case(
+            pod=running("gcr.io/10", "gcr.io/4000"),
+            nodes=[
+                imaged("node1", *NODE_4000_30),
+                imaged("node2", *NODE_250_10),
+                imaged("node3"),
+            ],
+            want={"node1": 66, "node2": 0, "node3": 0},
+        ),
+    ),
+    go_case(
+        IMAGES,
+        "pod with multiple large images, node2 is preferred",
+        Case(
+            pod=running("gcr.io/300", "gcr.io/600", "gcr.io/900"),
+            nodes=[
+                imaged("node1", *NODE_600_40_900),
+                imaged("node2", *NODE_300_600_900),
+                imaged("node3"),
+            ],
+            want={"node1": 32, "node2": 36, "node3": 0},
+        ),
+    ),
+    go_case(
+        IMAGES,
+        "pod with multiple small images",
+        Case(
+            pod=running("gcr.io/30", "gcr.io/40"),
+            nodes=[imaged("node1", *NODE_20_30_40), imaged("node2", *NODE_4000_30)],
+            want={"node1": 1, "node2": 0},
+        ),
+    ),
+    go_case(
+        IMAGES,
+        "include InitContainers: two images spread on two nodes, prefer the larger image one",
+        Case(
+            pod=running("gcr.io/30", init=["gcr.io/300"]),
+            nodes=[imaged("node1", *NODE_40_300_2000), imaged("node2", *NODE_20_30_40)],
+            want={"node1": 6, "node2": 0},
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", IMAGE_CASES)
+def test_image_locality(case: Case) -> None:
+    assert plugin_scores(case, "ImageLocality") == case.want
+
+
+# TestNormalizedImageName's getImageFakeDigest("root"): "sha256:" and the hex of sha256("root").
+ROOT_DIGEST = "sha256:" + hashlib.sha256(b"root").hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("name", "normalized"),
+    [
+        ("root", "root:latest"),
+        ("gcr.io:5000/root", "gcr.io:5000/root:latest"),
+        ("root:tag", "root:tag"),
+        (f"root@{ROOT_DIGEST}", f"root@{ROOT_DIGEST}"),
+    ],
+    ids=[
+        f"TestNormalizedImageName/{name}"
+        for name in (
+            "add :latest postfix 1",
+            "add :latest postfix 2",
+            "keep it as is 1",
+            "keep it as is 2",
+        )
+    ],
+)
+def test_normalized_image_name(name: str, normalized: str) -> None:
+    assert normalized_image_name(name) == normalized
