@@ -58,10 +58,9 @@ from typing import Any, Final
 import numpy as np
 
 from loadaware import cluster
-from loadaware.sim import Scenario
+from loadaware.sim import Scenario, _images
 from loadaware.sim._scenarios import (
     cpu_quantity,
-    image_digest,
     memory_quantity,
     node_conditions,
     node_object,
@@ -367,6 +366,13 @@ class _Builder:
             pods.extend(made[2:])
             if budget is not None:
                 pdbs.append(budget)
+
+        # Each node reports the images of the pods placed on it, as the generator's do.
+        pulled = {name: {_images.PAUSE_IMAGE} for name in self.names}
+        for pod in pods:
+            pulled[pod["spec"]["nodeName"]].update(c["image"] for c in pod["spec"]["containers"])
+        for node in node_objects:
+            node["status"]["images"] = _images.status_images(pulled[node["metadata"]["name"]])
 
         base = [replaced.get(k, raw) for k, raw in enumerate(self.scenario.objects)]
         last_node = max((k for k, raw in enumerate(base) if raw.get("kind") == "Node"), default=-1)
@@ -988,7 +994,7 @@ class _Builder:
             {
                 "name": c["name"],
                 "image": c["image"],
-                "imageID": f"{c['image']}@sha256:{image_digest(c['image'])}",
+                "imageID": f"{c['image']}@sha256:{_images.digest(c['image'])}",
                 "containerID": f"containerd://{self.rng.bytes(32).hex()}",
                 "ready": True,
                 "started": True,

@@ -23,9 +23,15 @@ annotations and ownerReferences included), its `spec` and its `status` (all the
 way down) are its own dicts. Deeper parts of a pod's spec -- `containers`,
 `volumes` (except a StatefulSet pod's, which names its own claim),
 `tolerations`, `affinity` (except a DaemonSet pod's, which names its node) and
-`nodeSelector` -- are shared between the pods of one workload: treat them as
+`nodeSelector` -- are shared between the pods of one workload, and the entries
+of the nodes' `status.images` between the nodes reporting them: treat them as
 read-only, or copy them before changing them. Controllers' pod templates are
 their own copies.
+
+Every node reports in `status.images` what its kubelet has pulled: the images of
+the pods placed on it and the sandbox (pause) image, each under its digest and
+its tag, with a size derived from its name (`_images`: the same on every node,
+and drawing nothing from the generator's random numbers).
 
 Two families of clusters (`family`):
 
@@ -54,15 +60,16 @@ from __future__ import annotations
 
 import datetime
 import functools
-import hashlib
 import heapq
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol
 
 import numpy as np
 
 from loadaware import collector, errors
+from loadaware.sim import _images
 
 KiB = 1024
 MiB = 1024**2
@@ -105,6 +112,7 @@ _HEX = "0123456789abcdef"
 _REGION = "region-1"
 _KUBE_VERSION = "v1.31.2"
 _DS_COUNT = 3  # kube-proxy, node-exporter, log-agent: one pod each per node
+_PROXY_IMAGE = "registry.example.com/platform/proxy:1.22.0"  # the workloads' sidecar
 
 # The "gpu" scenario's GPU nodes: NVIDIA's labels and resource, the usual taint.
 _GPU_POOL = "gpu"
@@ -1482,6 +1490,7 @@ class _Generator:
 
     def node_objects(self) -> list[dict[str, Any]]:
         n = self.n
+        images = self.node_images()
         uids = _uids(self.rng, n)
         self.node_uid = uids
         created = _timestamps(self.now, self.node_age)
@@ -1555,7 +1564,20 @@ class _Generator:
                     ip=self.node_ip[i],
                 )
             )
+            objects[-1]["status"]["images"] = images[i]
         return objects
+
+    def node_images(self) -> list[list[Mapping[str, Any]]]:
+        """Each node's status.images: the images of the pods placed on it and the pause
+        image (see _images.listed), one entry per image shared by the nodes."""
+        pulled: list[set[str]] = [{_images.PAUSE_IMAGE} for _ in range(self.n)]
+        pod_node = self.pod_node
+        for x in self.workloads:
+            names = self._images(x)
+            for node in set(pod_node[x.pod_indices].tolist()):
+                pulled[node].update(names)
+        entries = {image: _images.entry(image) for image in set().union(*pulled)}
+        return [_images.listed(entries[image] for image in images) for images in pulled]
 
     def _tolerations(self, kind: str) -> list[dict[str, Any]]:
         # What admission adds to every pod, so that a node blip does not evict at once.
@@ -1606,11 +1628,16 @@ class _Generator:
                 ]
         return defaults
 
-    def _containers(self, x: _Workload) -> list[dict[str, Any]]:
-        image = (
+    def _images(self, x: _Workload) -> tuple[str, ...]:
+        """The images of the workload's containers, the sidecar's after the main one's."""
+        main = (
             x.image
             or f"registry.example.com/{x.team}/{x.name}:1.{len(x.name) % 9}.{len(x.namespace)}"
         )
+        return (main, _PROXY_IMAGE) if x.sidecar else (main,)
+
+    def _containers(self, x: _Workload) -> list[dict[str, Any]]:
+        image = self._images(x)[0]
         resources: dict[str, Any] = {
             "requests": {
                 "cpu": cpu_quantity(x.main_cpu_m),
@@ -1652,7 +1679,7 @@ class _Generator:
             containers.append(
                 {
                     "name": "proxy",
-                    "image": "registry.example.com/platform/proxy:1.22.0",
+                    "image": _PROXY_IMAGE,
                     "imagePullPolicy": "IfNotPresent",
                     "resources": side_resources,
                     "terminationMessagePath": "/dev/termination-log",
@@ -1789,7 +1816,7 @@ class _Generator:
             pod_labels = {**labels, **extra_labels}
             qos_class = _qos_class(x.limits)
             images = [
-                (c["name"], c["image"], f"{c['image']}@sha256:{image_digest(c['image'])}")
+                (c["name"], c["image"], f"{c['image']}@sha256:{_images.digest(c['image'])}")
                 for c in parts["containers"]
             ]
 
@@ -2581,9 +2608,3 @@ def pinned_to(node_name: str) -> dict[str, Any]:
 
 def _qos_class(limits: str) -> str:
     return "Guaranteed" if limits == "guaranteed" else "Burstable"
-
-
-@functools.cache
-def image_digest(image: str) -> str:
-    """A stable stand-in for an image digest, the same for every pod running the image."""
-    return hashlib.sha256(image.encode()).hexdigest()
