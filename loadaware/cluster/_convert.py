@@ -861,7 +861,31 @@ def _container_images(
     r: _Reader, containers: list[Any], init_containers: list[Any]
 ) -> tuple[str, ...]:
     """The image of every init container, then of every container, as kube-scheduler's
-    ImageLocality reads them."""
+    ImageLocality reads them; one tuple for the replicas of a workload."""
+    try:
+        # Containers as the API server writes them, nearly every pod, most with one:
+        # join() refuses anything but strings, in C, for less than a check of each.
+        if init_containers:
+            images = tuple([c["image"] for c in (*init_containers, *containers)])
+        elif len(containers) == 1:
+            images = (containers[0]["image"],)
+        else:
+            images = tuple([c["image"] for c in containers])
+        "".join(images)
+    except (TypeError, KeyError):
+        images = _read_container_images(r, containers, init_containers)
+    shared = _CONTAINER_IMAGES.get(images)
+    if shared is None:
+        if len(_CONTAINER_IMAGES) >= _CONTAINER_IMAGES_KEPT:
+            _CONTAINER_IMAGES.clear()
+        shared = _CONTAINER_IMAGES[images] = images
+    return shared
+
+
+def _read_container_images(
+    r: _Reader, containers: list[Any], init_containers: list[Any]
+) -> tuple[str, ...]:
+    """_container_images for containers of any shape, with the checks that name a bad field."""
     images = []
     groups = (("spec.initContainers", init_containers), ("spec.containers", containers))
     for prefix, group in groups:
@@ -872,14 +896,13 @@ def _container_images(
             if type(image) is not str:
                 image = r.string(image, "{}[{}].image", prefix, i)
             images.append(image)
-    return _shared_images(tuple(images))
+    return tuple(images)
 
 
-@functools.lru_cache(maxsize=4096)
-def _shared_images(images: tuple[str, ...]) -> tuple[str, ...]:
-    # Returns the first equal tuple it was given: the replicas of a workload, read one
-    # after the other, then hold one tuple (and one copy of each name) between them.
-    return images
+# The image tuples read, each the first of its value: the replicas of a workload, read
+# one after the other, share it (and one copy of each name). Bounded, as _TOLERATIONS.
+_CONTAINER_IMAGES: dict[tuple[str, ...], tuple[str, ...]] = {}
+_CONTAINER_IMAGES_KEPT = 4096
 
 
 def _container_requests_sum(
