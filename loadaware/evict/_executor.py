@@ -3,20 +3,27 @@ per workload, with soft-taint steering, then verified.
 
 Order: the next eviction is sent once the previous replacement is bound (a
 StatefulSet recreates its pod only after the old one is gone), so replacements
-are placed in the order the plan predicted them. Steering: before each
-eviction the nodes of its `steer` set carry loadaware's soft taint and no other
-node does; the taints stay until the replacement is bound, so kube-scheduler
-places it under exactly the taints the plan predicted it under. Whether
-loadaware may set them is checked (a server-side dry run) before anything is
-evicted. Every taint set is removed when the round ends, however it ends.
+are placed in the order the plan predicted them. Landing control: given a
+plan.LandingControl, each move's landing set and steer set are derived again
+just before its eviction from the cluster as observed (where the replacements
+so far were bound, which predecessors are gone), and a move whose source was
+relieved meanwhile or that has no good landing left is skipped. Steering: before
+each eviction the nodes of its `steer` set carry loadaware's soft taint and no
+other node does (only the changes are patched); the taints stay until the
+replacement is bound, so kube-scheduler places it under exactly those taints.
+Whether loadaware may set them is checked (a server-side dry run) before
+anything is evicted. Every taint set is removed when the round ends, however it
+ends.
 
-An eviction is not success. Success is the replacement Ready on a cooler node.
+An eviction is not success. Success is the replacement Ready on a good node.
 So after each eviction the executor finds the replacement the controller
 created and waits (bounded by verify.timeout) for it to be Ready, before it
 evicts the next pod of the same workload and again at the end of the round. A
-replacement that stays Pending, or lands back on its source or on another hot
-node, opens the circuit breaker: no further eviction this round, nor in any
-round until verify.breakerCooldown has passed.
+replacement anywhere in its landing set is success, and one on another good
+node is counted (off-set); one that stays Pending, or lands back on its source,
+on a hot or excluded node or on a node it takes over its targets, opens the
+circuit breaker: no further eviction this round, nor in any round until
+verify.breakerCooldown has passed.
 
 The suspend switch is checked in the reservation before every eviction (see
 _state): a suspended eviction is skipped ("suspended") and the round stops

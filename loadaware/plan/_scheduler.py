@@ -44,7 +44,9 @@ prediction is the set of best-scoring nodes (`best_nodes`), not one node.
 Not modelled: volume plugins, image volumes (`spec.volumes[].image`, which
 kube-scheduler's development sources also count among a pod's images), Service
 selectors in the default spreading (the owner's pods stand for them: same
-namespace, same labels), and percentageOfNodesToScore sampling on large clusters.
+namespace, same labels). It scores the nodes it is given: kube-scheduler's
+sampling of large clusters is planned for by the caller (_placement's landing
+sets, _sampling).
 
 Pure: no I/O, no clock.
 """
