@@ -66,7 +66,6 @@ Landing = Literal[
     "pending",
     "not-found",
 ]
-BAD_LANDINGS: frozenset[str] = frozenset({"source", "hot", "excluded", "over-targets"})
 # Just-in-time re-check of an eviction against fresh data: None to go ahead,
 # "stop: <reason>" to end the round (metrics went stale), any other text to skip it.
 Recheck = Callable[[plan.Eviction], "str | None"]
@@ -529,11 +528,9 @@ class Executor:
         namespace = waiting.eviction.pod.partition("/")[0]
         selector = ",".join(f"{k}={v}" for k, v in sorted(waiting.labels.items()))
         listed = self._kube.list_pods(namespace, selector)
-        _note_predecessor(waiting, listed, self._clock())
-        gone = waiting.evicted_uid and all(
-            p["metadata"].get("uid") != waiting.evicted_uid for p in listed
-        )
-        if gone and self._control is not None:
+        predecessor = _listed_predecessor(waiting, listed)
+        _note_predecessor(waiting, predecessor, self._clock())
+        if predecessor is None and waiting.evicted_uid and self._control is not None:
             self._control.predecessor_gone(waiting.eviction, self._clock())
         fresh = [
             p
@@ -570,17 +567,25 @@ class Executor:
             log.error("could not persist the open breaker", extra={"reason": reason})
 
 
-def _note_predecessor(waiting: _Waiting, listed: list[RawObject], now: datetime.datetime) -> None:
-    """Learn by when the evicted pod stopped, from the same list that finds its
-    replacement: relief is judged on samples taken after that."""
+def _listed_predecessor(waiting: _Waiting, listed: list[RawObject]) -> RawObject | None:
+    """The evicted pod in the same list that finds its replacement, or None: gone."""
+    if not waiting.evicted_uid:
+        return None
+    return next((p for p in listed if p["metadata"].get("uid") == waiting.evicted_uid), None)
+
+
+def _note_predecessor(
+    waiting: _Waiting, predecessor: RawObject | None, now: datetime.datetime
+) -> None:
+    """Learn by when the evicted pod stopped (`predecessor`: it as still listed, or
+    None): relief is judged on samples taken after that."""
     if waiting.stopped_by is not None or not waiting.evicted_uid:
         return
-    for pod in listed:
-        meta = pod["metadata"]
-        if meta.get("uid") == waiting.evicted_uid:
-            # Not yet gone: the kubelet stops it by its deletionTimestamp at the latest.
-            waiting.stopped_by = _state.parse_rfc3339(meta.get("deletionTimestamp"))
-            return
+    if predecessor is not None:
+        # Not yet gone: the kubelet stops it by its deletionTimestamp at the latest.
+        deleting = predecessor["metadata"].get("deletionTimestamp")
+        waiting.stopped_by = _state.parse_rfc3339(deleting)
+        return
     waiting.stopped_by = now
 
 

@@ -15,7 +15,7 @@ from loadaware.plan._budget import (
 from loadaware.plan._build import allocatable_names, build_plan
 from loadaware.plan._candidates import EvictionRules, PodVerdict, judge_pod
 from loadaware.plan._classify import NodeTable, classify_nodes, node_scopes, pool_of
-from loadaware.plan._closed_loop import LandingControl, MoveLanding
+from loadaware.plan._closed_loop import SOURCE_NOT_HOT, LandingControl, MoveLanding
 from loadaware.plan._fit import Occupancy
 from loadaware.plan._output import plan_to_json
 from loadaware.plan._placement import HOTSPOT_TAINT
@@ -34,6 +34,7 @@ __all__ = [
     "NO_CARRIED_BUDGET",
     "POD_COUNT",
     "RESOURCES",
+    "SOURCE_NOT_HOT",
     "CarriedBudget",
     "Eviction",
     "EvictionRules",

@@ -73,7 +73,7 @@ class LandingControl:
         self._candidates = candidates
         self._names = problem.table.names
         self._landed: dict[str, int | None] = {}  # pod key -> where its replacement is
-        self._terminating: dict[str, Pod] = {}  # pod key -> the predecessor, marked deleted
+        self._terminating: set[str] = set()  # pod keys of predecessors marked deleted
         self._gone: set[str] = set()
 
     @classmethod
@@ -191,7 +191,7 @@ class LandingControl:
         occupancy = self._placement.occupancy
         if occupancy.placed_index(candidate.pod) is not None:
             occupancy.remove(candidate.pod)
-        self._terminating.pop(eviction.pod, None)
+        self._terminating.discard(eviction.pod)
         self._gone.add(eviction.pod)
 
     def judge_landing(self, eviction: Eviction, node: str) -> str | None:
@@ -238,4 +238,4 @@ class LandingControl:
         marked = dataclasses.replace(pod, deletion_timestamp=pod.deletion_timestamp or at)
         occupancy.remove(pod)
         occupancy.add(marked, occupancy.node_names[placed])
-        self._terminating[pod.key] = marked
+        self._terminating.add(pod.key)

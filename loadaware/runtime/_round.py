@@ -337,7 +337,7 @@ class _Rechecker:
         # Only hotspot relief needs a hot source; a deschedule strategy's or
         # consolidation's pod leaves whatever its node's load.
         if eviction.reason == "hotspot" and self._classes.get(eviction.node) != "hot":
-            return "source-no-longer-hot"
+            return plan.SOURCE_NOT_HOT
         return None
 
 

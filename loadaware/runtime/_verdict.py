@@ -27,10 +27,7 @@ from loadaware import evict, plan, report
 # Skips that leave nothing to do for the node: the re-check before the eviction
 # found it no longer hot, or the pod had already left it. (EvictionOutcome.reason,
 # as the executor writes it.)
-_NOTHING_LEFT_TO_DO = frozenset(
-    {"source-no-longer-hot", "pod-gone", "pod-moved", "pod-terminating"}
-)
-_NO_LONGER_HOT = "source-no-longer-hot"
+_NOTHING_LEFT_TO_DO = frozenset({plan.SOURCE_NOT_HOT, "pod-gone", "pod-moved", "pod-terminating"})
 
 
 def judge_round(
@@ -92,7 +89,7 @@ def _judge_node(
         why = f"{relief}, still over its targets" + ("" if done else f"; {short}")
     elif not done:
         result, why = "left-hot", short
-    elif found and all(o is not None and o.reason == _NO_LONGER_HOT for o in found):
+    elif found and all(o is not None and o.reason == plan.SOURCE_NOT_HOT for o in found):
         result = "no-longer-hot"
     else:
         result = "unverified"
