@@ -22,6 +22,7 @@ from loadaware.plan._placement import HOTSPOT_TAINT
 from loadaware.plan._sampling import eligible_needed, num_feasible_nodes_to_find
 from loadaware.plan._scheduler import (
     best_nodes,
+    feasible_mask,
     predict_node,
     predict_replacement,
     scheduling_replacement,
@@ -51,6 +52,7 @@ __all__ = [
     "build_plan",
     "classify_nodes",
     "eligible_needed",
+    "feasible_mask",
     "judge_pod",
     "node_scopes",
     "num_feasible_nodes_to_find",

@@ -264,6 +264,23 @@ def score_nodes(
     )
 
 
+def feasible_mask(
+    pod: Pod,
+    occupancy: _fit.Occupancy,
+    indexes: _fit.IntArray,
+    *,
+    extra_taints: Mapping[str, Sequence[Taint]] = _NO_TAINTS,
+    terminating: Collection[Pod] = (),
+) -> _fit.BoolArray:
+    """Per indexed node, whether `pod` passes the Filter plugins the model runs: the
+    checks of `Occupancy.fit_mask`, then PodTopologySpread's for its DoNotSchedule
+    constraints."""
+    mask = occupancy.fit_mask(pod, indexes, extra_taints=extra_taints)
+    if mask.any() and pod.topology_spread_constraints:
+        mask[mask] = spread_filter_mask(pod, occupancy, indexes[mask], terminating)
+    return mask
+
+
 def score_pod(
     pod: Pod,
     occupancy: _fit.Occupancy,
@@ -273,9 +290,9 @@ def score_pod(
     terminating: Collection[Pod] = (),
 ) -> NodeScores:
     """Filter the indexed nodes for `pod` and score the feasible ones."""
-    feasible = indexes[occupancy.fit_mask(pod, indexes, extra_taints=extra_taints)]
-    if feasible.size and pod.topology_spread_constraints:
-        feasible = feasible[spread_filter_mask(pod, occupancy, feasible, terminating)]
+    feasible = indexes[
+        feasible_mask(pod, occupancy, indexes, extra_taints=extra_taints, terminating=terminating)
+    ]
     tolerates = _fit.tolerates(pod.tolerations, STEERING_TAINT)
     if not feasible.size:
         empty = np.zeros(0, dtype=np.int64)

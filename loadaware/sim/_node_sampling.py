@@ -121,11 +121,9 @@ class NodeSampler:
         named = named_nodes(pod)
         candidates = order if named is None else tuple(n for n in order if n in named)
         indexes = occupancy.node_indexes(candidates)
-        feasible = occupancy.fit_mask(pod, indexes, extra_taints=extra_taints)
-        if feasible.any() and pod.topology_spread_constraints:
-            feasible[feasible] = plan.spread_filter_mask(
-                pod, occupancy, indexes[feasible], terminating
-            )
+        feasible = plan.feasible_mask(
+            pod, occupancy, indexes, extra_taints=extra_taints, terminating=terminating
+        )
         to_find = plan.num_feasible_nodes_to_find(
             self.percentage_of_nodes_to_score, len(candidates)
         )
