@@ -109,6 +109,13 @@ def _build_parser() -> argparse.ArgumentParser:
         help="seed of the scheduler's random choice among equally scored nodes",
     )
     sim_serve.add_argument(
+        "--watch-bookmark-seconds",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how often a watch that allows bookmarks gets one (kube-apiserver: about a minute)",
+    )
+    sim_serve.add_argument(
         "--percentage-of-nodes-to-score",
         type=int,
         default=0,
@@ -386,6 +393,7 @@ def _cmd_sim(args: argparse.Namespace) -> int:
             token=token,
             scheduler_seed=args.seed,
             percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
+            watch_bookmark_seconds=args.watch_bookmark_seconds,
         )
     else:
         cluster_sim = sim.build_cluster(
@@ -394,6 +402,7 @@ def _cmd_sim(args: argparse.Namespace) -> int:
             token=token,
             scheduler_seed=args.seed,
             percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
+            watch_bookmark_seconds=args.watch_bookmark_seconds,
         )
     server = sim.SimServer(cluster_sim, port=args.port)
 

@@ -12,8 +12,10 @@ deletes the collection; on an object GET, PUT, PATCH and DELETE; `status`,
 paths are 404 and known paths with a wrong method 405, with Status bodies.
 `Accept: ...;as=Table` gets server-side printed Tables, as kubectl asks.
 Watches replay the store's change log from the requested resourceVersion (410
-once it is older than the log); an object that stops matching a watch's
-selectors is not sent as DELETED, unlike the real API.
+once it is older than the log); an object that comes into a watch's selectors is
+sent as ADDED and one that leaves them as DELETED, as the real API does; with
+`allowWatchBookmarks` a BOOKMARK carries the watch's progress every
+`watch_bookmark_seconds`; `timeoutSeconds` ends the stream.
 
 Responses are sent in a single write with TCP_NODELAY: small writes on a
 keep-alive connection otherwise meet delayed ACKs and cost 40 ms each.
@@ -50,6 +52,9 @@ _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 _JSON = "application/json"
 _OPEN_PATHS = frozenset({"/version", "/healthz", "/livez", "/readyz", "/_sim/healthz"})
 _WATCH_POLL = 0.5
+# kube-apiserver ends a watch that names no timeoutSeconds after --min-request-timeout
+# (1800 s) at the earliest.
+_DEFAULT_WATCH_SECONDS = 1800.0
 
 
 class Response:
@@ -95,6 +100,12 @@ class ApiHandler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         super().setup()
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.sim.connection_opened(self.connection)
+
+    def finish(self) -> None:
+        self.sim.connection_ended(self.connection)
+        with contextlib.suppress(OSError):
+            super().finish()
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("request", extra={"request": format % args})
@@ -171,6 +182,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             if error is not None:
                 self._send(Response(error.code, error.status, headers=error.headers))
                 return
+        self.sim.requests.record(method, path, query)
         try:
             self._check_auth(path)
             response = self._route(method, path, query, raw)
@@ -527,13 +539,19 @@ class ApiHandler(BaseHTTPRequestHandler):
         if view is not None:
             field_text = _events_v1_fields(field_text)
         fields = _selectors.parse_field_selector(field_text, stored.field_selectors, stored.kind)
+        selects = bool(query.get("labelSelector", "").strip() or field_text.strip())
         try:
-            timeout = float(query.get("timeoutSeconds") or 1800)
+            timeout = float(query.get("timeoutSeconds") or _DEFAULT_WATCH_SECONDS)
         except ValueError:
-            timeout = 1800.0
+            timeout = _DEFAULT_WATCH_SECONDS
         deadline = time.monotonic() + timeout
+        bookmarks = query.get("allowWatchBookmarks") in ("true", "1")
+        bookmark_every = self.sim.watch_bookmark_seconds
+        next_bookmark = time.monotonic() + bookmark_every
 
-        def wanted(obj: Mapping[str, Any]) -> bool:
+        def wanted(obj: Mapping[str, Any] | None) -> bool:
+            if obj is None:
+                return False
             meta = obj.get("metadata") or {}
             if watch.namespace and meta.get("namespace") != watch.namespace:
                 return False
@@ -542,6 +560,33 @@ class ApiHandler(BaseHTTPRequestHandler):
         def encode(kind: str, obj: Mapping[str, Any]) -> bytes:
             shown = view(obj) if view is not None else obj
             return _ENCODE({"type": kind, "object": shown}).encode() + b"\n"
+
+        def bookmark(version: int) -> bytes:
+            # As the API server sends it: only the kind and the resourceVersion up to
+            # which this watch has seen every change.
+            marker = {
+                "kind": resource.kind,
+                "apiVersion": resource.api_version,
+                "metadata": {"resourceVersion": str(version)},
+            }
+            return _ENCODE({"type": "BOOKMARK", "object": marker}).encode() + b"\n"
+
+        def translated(event: _store.WatchEvent) -> bytes | None:
+            """The event as this watch's selection sees it: an object that comes into
+            it is ADDED, one that leaves it DELETED (the API server's semantics)."""
+            now_in = wanted(event.entry.obj)
+            if not selects or event.type == "ADDED":
+                return encode(event.type, event.entry.obj) if now_in else None
+            was_in = wanted(event.old)
+            if event.type == "DELETED":
+                return encode("DELETED", event.entry.obj) if was_in or now_in else None
+            if now_in and was_in:
+                return encode("MODIFIED", event.entry.obj)
+            if now_in:
+                return encode("ADDED", event.entry.obj)
+            if was_in:
+                return encode("DELETED", event.entry.obj)
+            return None
 
         requested = query.get("resourceVersion", "")
         initial: list[bytes] = []
@@ -566,15 +611,17 @@ class ApiHandler(BaseHTTPRequestHandler):
             "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
             "Cache-Control: no-cache, private\r\nTransfer-Encoding: chunked\r\n\r\n"
         )
+        self.sim.watch_opened(self.connection)
         try:
             self.wfile.write(head.encode("latin-1"))
             for chunk in initial:
                 self._chunk(chunk)
-            while time.monotonic() < deadline:
+            while time.monotonic() < deadline and not self.sim.watch_closed(self.connection):
                 with store.changed:
                     events = store.events_since(last)
                     if events is not None and not events:
-                        store.changed.wait(min(_WATCH_POLL, max(0.0, deadline - time.monotonic())))
+                        wake = min(deadline, next_bookmark) if bookmarks else deadline
+                        store.changed.wait(min(_WATCH_POLL, max(0.0, wake - time.monotonic())))
                         events = store.events_since(last)
                 if events is None:
                     gone = _status.gone("too old resource version")
@@ -584,11 +631,17 @@ class ApiHandler(BaseHTTPRequestHandler):
                     last = event.resource_version
                     if event.resource != stored.key:
                         continue
-                    if wanted(event.entry.obj):
-                        self._chunk(encode(event.type, event.entry.obj))
+                    chunk = translated(event)
+                    if chunk is not None:
+                        self._chunk(chunk)
+                if bookmarks and time.monotonic() >= next_bookmark:
+                    self._chunk(bookmark(last))
+                    next_bookmark = time.monotonic() + bookmark_every
             self.wfile.write(b"0\r\n\r\n")
         except OSError:
             self.close_connection = True
+        finally:
+            self.sim.watch_ended(self.connection)
 
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

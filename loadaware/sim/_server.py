@@ -20,11 +20,13 @@ bounded change log; see the modules for each part's own limits.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import logging
 import os
 import pathlib
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -41,6 +43,7 @@ from loadaware.sim import (
     _faults,
     _handlers,
     _infer,
+    _requests,
     _resources,
     _scenarios,
     _status,
@@ -73,10 +76,17 @@ class SimCluster:
         token: str | None = None,
         scheduler_seed: int = 0,
         percentage_of_nodes_to_score: int = 0,
+        watch_bookmark_seconds: float = 60.0,
     ) -> None:
         self.clock = clock or _clock.SimClock()
         self.store = _store.Store(self.clock)
         self.token = token
+        self.requests = _requests.RequestLog()
+        # Real seconds between a watch's bookmarks; kube-apiserver sends one about a minute.
+        self.watch_bookmark_seconds = watch_bookmark_seconds
+        self._watches: dict[Any, bool] = {}  # open watch connections -> told to close
+        self._connections: set[Any] = set()
+        self._watches_lock = threading.Lock()
         # A dump without the pods' controllers (kubectl get nodes,pods,pdb) gets them
         # inferred, or nothing would replace an evicted pod.
         objects, self.inferred = _infer.infer_controllers(list(objects))
@@ -103,6 +113,55 @@ class SimCluster:
             percentage_of_nodes_to_score=percentage_of_nodes_to_score,
         )
         self.faults = _faults.Faults()
+
+    # --- watch streams ---
+
+    def watch_opened(self, connection: Any) -> None:
+        with self._watches_lock:
+            self._watches[connection] = False
+
+    def watch_ended(self, connection: Any) -> None:
+        with self._watches_lock:
+            self._watches.pop(connection, None)
+
+    def watch_closed(self, connection: Any) -> bool:
+        with self._watches_lock:
+            return self._watches.get(connection, False)
+
+    def close_watches(self) -> int:
+        """Cut every open watch stream mid-flight, as a restarting API server or a
+        dropped connection does: no final chunk, the socket shut. Returns how many."""
+        with self._watches_lock:
+            connections = list(self._watches)
+            for connection in connections:
+                self._watches[connection] = True
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+        with self.store.changed:
+            self.store.changed.notify_all()
+        return len(connections)
+
+    def connection_opened(self, connection: Any) -> None:
+        with self._watches_lock:
+            self._connections.add(connection)
+
+    def connection_ended(self, connection: Any) -> None:
+        with self._watches_lock:
+            self._connections.discard(connection)
+
+    def close_connections(self) -> None:
+        """Cut every open connection, watches and keep-alive ones alike."""
+        self.close_watches()
+        with self._watches_lock:
+            connections = list(self._connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+    def open_watches(self) -> int:
+        with self._watches_lock:
+            return len(self._watches)
 
     # --- the Python API of tests ---
 
@@ -354,6 +413,14 @@ class SimCluster:
                 gpu_percent=None if gpu is None else float(gpu),
             )
             return _handlers.Response(200, {"pod": f"{parts[1]}/{parts[2]}"})
+        if parts == ["requests"]:
+            if method == "DELETE":
+                self.requests.clear()
+            return _handlers.Response(200, self.requests.to_json())
+        if parts == ["watches", "close"] and method == "POST":
+            return _handlers.Response(200, {"closed": self.close_watches()})
+        if parts == ["compact"] and method == "POST":
+            return _handlers.Response(200, {"resourceVersion": str(self.store.compact())})
         if parts == ["reconcile"] and method == "POST":
             self.reconcile()
             return _handlers.Response(200, {"resourceVersion": str(self.store.resource_version)})
@@ -485,6 +552,22 @@ class SimServer:
             self._started = False
         self._http.server_close()
 
+    def restart(self) -> None:
+        """Stop serving, cut every open connection's watch, and serve the same cluster
+        on the same port again: an API server restart, its storage kept."""
+        host, port = self.host, self.port
+        self._http.shutdown()
+        self._http.server_close()
+        self.sim.close_connections()
+        self._http = _HttpServer((host, port), self.sim)
+        self._thread = threading.Thread(
+            target=self._http.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="sim-http",
+            daemon=True,
+        )
+        self._thread.start()
+
     def __enter__(self) -> SimServer:
         return self.start()
 
@@ -593,6 +676,7 @@ def build_cluster(
     token: str | None = None,
     scheduler_seed: int = 0,
     percentage_of_nodes_to_score: int = 0,
+    watch_bookmark_seconds: float = 60.0,
 ) -> SimCluster:
     """A SimCluster from a built-in scenario or from raw objects and a metrics document.
 
@@ -615,6 +699,7 @@ def build_cluster(
         token=token,
         scheduler_seed=scheduler_seed,
         percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+        watch_bookmark_seconds=watch_bookmark_seconds,
     )
 
 
@@ -630,6 +715,7 @@ def start_server(
     token: str | None = None,
     scheduler_seed: int = 0,
     percentage_of_nodes_to_score: int = 0,
+    watch_bookmark_seconds: float = 60.0,
 ) -> SimServer:
     """Build a simulated cluster and serve it on 127.0.0.1 (`port` 0: a free one), started."""
     sim = build_cluster(
@@ -642,6 +728,7 @@ def start_server(
         token=token,
         scheduler_seed=scheduler_seed,
         percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+        watch_bookmark_seconds=watch_bookmark_seconds,
     )
     return SimServer(sim, port=port).start()
 

@@ -96,6 +96,9 @@ class WatchEvent:
     type: str  # ADDED | MODIFIED | DELETED
     resource: ResourceKey
     entry: _Entry
+    # The object before this change (None for ADDED): a watch with selectors turns a
+    # change into or out of its selection into ADDED or DELETED, as the API server does.
+    old: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,6 +124,9 @@ class Store:
         self._rv = 1
         self._loaded_rv = 1
         self._log: collections.deque[WatchEvent] = collections.deque(maxlen=_WATCH_LOG)
+        # The resourceVersion of each resource's newest change: how far a watcher of
+        # it must have read to have seen everything.
+        self.latest_change: dict[ResourceKey, int] = {}
         # Called with (type, resource, old object, new object) after every write, lock held.
         self.on_change: list[Callable[[str, _resources.Resource, Any, Any], None]] = []
 
@@ -270,7 +276,24 @@ class Store:
         with self.lock:
             if rv < self._log_floor:
                 return None
-            return [e for e in self._log if e.resource_version > rv]
+            # From the newest back: a watcher is usually a few changes behind, and the
+            # log holds thousands.
+            newer: list[WatchEvent] = []
+            for event in reversed(self._log):
+                if event.resource_version <= rv:
+                    break
+                newer.append(event)
+            newer.reverse()
+            return newer
+
+    def compact(self) -> int:
+        """Forget the change log, as etcd's compaction does: a watch from any earlier
+        resourceVersion is answered 410 Gone. Returns the oldest version still served."""
+        with self.lock:
+            self._log.clear()
+            self._loaded_rv = self._rv
+            self.changed.notify_all()
+            return self._rv
 
     @property
     def _log_floor(self) -> int:
@@ -302,8 +325,9 @@ class Store:
         else:
             bucket.put(key, entry)
         self._log.append(
-            WatchEvent(resource_version=rv, type=kind, resource=resource.key, entry=entry)
+            WatchEvent(resource_version=rv, type=kind, resource=resource.key, entry=entry, old=old)
         )
+        self.latest_change[resource.key] = rv
         for listener in self.on_change:
             listener(kind, resource, old, new)
         self.changed.notify_all()
