@@ -7,7 +7,8 @@ resolved (Pod -> ReplicaSet -> Deployment).
 
 Sources: raw objects from any client (`cluster_state_from_objects`), a
 `kubectl get -o yaml|json` dump (`load_cluster_file`, the CLI's `--cluster FILE`),
-or a live API server through the official client (`read_cluster`).
+a live API server through the official client (`read_cluster`), or a watched
+cache of it (`ClusterCache`: one list, then watches; rounds read memory).
 
 Limits:
 - Only cpu and memory requests are read; extended resources and ephemeral
@@ -20,6 +21,7 @@ Limits:
   field) rather than being skipped: a partial cluster would plan wrongly.
 """
 
+from loadaware.cluster._cache import STALE_CACHE, ClusterCache
 from loadaware.cluster._convert import RawObject, cluster_state_from_objects
 from loadaware.cluster._file import load_cluster_file
 from loadaware.cluster._live import (
@@ -48,7 +50,9 @@ from loadaware.cluster._types import (
 from loadaware.quantity import parse_quantity, to_bytes, to_millicores
 
 __all__ = [
+    "STALE_CACHE",
     "ClientSettings",
+    "ClusterCache",
     "ClusterState",
     "ContainerImage",
     "LabelSelector",

@@ -173,18 +173,44 @@ def read_objects(
     return objects
 
 
+def list_kind(
+    client: kubernetes.client.ApiClient,
+    path: str,
+    settings: ClientSettings,
+    limiter: _TokenBucket | None = None,
+) -> tuple[list[dict[str, Any]], str | None]:
+    """Every object of one list path, raw, and the list's resourceVersion, from which a
+    watch continues; None for an optional kind the API server does not serve."""
+    meta: dict[str, Any] = {}
+    limiter = limiter or _TokenBucket(settings.qps, settings.burst)
+    items = list(_list_all(client, path, settings, limiter, meta))
+    if not meta.get("served", True):
+        return [], None
+    return items, str(meta.get("resourceVersion") or "")
+
+
+def is_optional(path: str) -> bool:
+    """Whether an API server may lack the kind at `path` without harm."""
+    return path in _OPTIONAL_PATHS
+
+
 def _list_all(
     client: kubernetes.client.ApiClient,
     path: str,
     settings: ClientSettings,
     limiter: _TokenBucket,
+    meta: dict[str, Any] | None = None,
 ) -> Iterator[dict[str, Any]]:
     restarted = False
     while True:
         items: list[dict[str, Any]] = []
         try:
-            for data in _prefetched_pages(client, path, settings, limiter):
+            for data in _prefetched_pages(client, path, settings, limiter, meta):
                 page = _parse(path, data)
+                if meta is not None and "resourceVersion" not in meta:
+                    # Every page of a list carries the first page's resourceVersion.
+                    version = (page.get("metadata") or {}).get("resourceVersion")
+                    meta["resourceVersion"] = version
                 kind = str(page.get("kind", ""))
                 item_kind = kind[:-4] if kind.endswith("List") else kind
                 api_version = page.get("apiVersion", "v1")
@@ -196,6 +222,8 @@ def _list_all(
             yield from items
             return
         except _ExpiredError:
+            if meta is not None:
+                meta.pop("resourceVersion", None)
             if restarted:
                 raise ClusterError(
                     f"listing {path}: the continue token expired twice; the cluster changes "
@@ -240,6 +268,7 @@ def _prefetched_pages(
     path: str,
     settings: ClientSettings,
     limiter: _TokenBucket,
+    meta: dict[str, Any] | None = None,
 ) -> Iterator[bytes]:
     """The raw pages of one list, fetched by a thread one page ahead of the caller, so
     that waiting for the API server overlaps with parsing (the GIL is released while
@@ -253,6 +282,8 @@ def _prefetched_pages(
             while not stop.is_set():
                 data = _get_page(client, path, settings, limiter, token)
                 if data is None:  # not served: an optional kind
+                    if meta is not None:
+                        meta["served"] = False
                     break
                 token = _continue_token(path, data)
                 pages.put(data)

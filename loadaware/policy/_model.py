@@ -377,6 +377,30 @@ class StateSettings(_Model):
     config_map: str = Field(default="loadaware-state", min_length=1)
 
 
+class ClusterCacheSettings(_Model):
+    """How the cluster is read in `run --once` and `serve`: listed once, then kept
+    current by watches (the cluster cache)."""
+
+    max_age: Duration = Field(
+        default=datetime.timedelta(minutes=2),
+        description=(
+            "A round refuses (exit 3, stale-cluster-cache) when any kind in the cluster "
+            "cache has had no event, bookmark or watch start for longer than this."
+        ),
+    )
+    sync_timeout: Duration = Field(
+        default=datetime.timedelta(minutes=5),
+        description="How long a round waits for the cache's first list of every kind.",
+    )
+
+    @field_validator("max_age", "sync_timeout")
+    @classmethod
+    def _positive(cls, value: datetime.timedelta) -> datetime.timedelta:
+        if value <= datetime.timedelta(0):
+            raise ValueError("must be a positive duration")
+        return value
+
+
 class Schedule(_Model):
     name: str = Field(min_length=1)
     cron: str = Field(min_length=1)
@@ -663,6 +687,7 @@ class LoadAwarePolicy(_Model):
     steering: SteeringSettings = SteeringSettings()
     verify: VerifySettings = VerifySettings()
     state: StateSettings = StateSettings()
+    cluster_cache: ClusterCacheSettings = ClusterCacheSettings()
     dry_run: bool = False
     schedules: list[Schedule] = Field(default_factory=list)
     serve: ServeSettings = ServeSettings()
