@@ -132,6 +132,9 @@ def api_client(settings: ClientSettings | None = None) -> kubernetes.client.ApiC
         ) from exc
     # Retries are ours (bounded, paced); urllib3's own would hide failures.
     configuration.retries = False
+    # The cluster cache holds one connection per watched kind; the round's own calls
+    # need theirs beside them, or each would open and drop a new one.
+    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0, 32)
     return kubernetes.client.ApiClient(configuration)
 
 

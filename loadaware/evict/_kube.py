@@ -5,6 +5,11 @@ NotFoundError, 409 -> ConflictError, 429 -> TooManyRequestsError, anything
 else (5xx, timeouts, refused connections) -> ClusterError. Error bodies are
 truncated and never carry request headers, so a token cannot leak through them.
 Objects are returned as raw JSON dicts (RawObject), as `kubectl -o json` prints them.
+
+With `reads` (the cluster cache), reads of pods and of the node list are answered
+from it, with the fields the evictor reads; every write, and the read of a node
+before its taints are changed (which needs the current resourceVersion), still
+goes to the API server.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import urllib3
 
@@ -30,6 +35,17 @@ if TYPE_CHECKING:
 
 RawObject = dict[str, Any]
 ERROR_BODY_MAX_CHARS = 300
+
+
+class Reads(Protocol):
+    """What can answer the evictor's reads instead of the API server (ClusterCache)."""
+
+    def read_pod(self, namespace: str, name: str) -> RawObject | None: ...
+    def list_pods(self, namespace: str, label_selector: str = "") -> list[RawObject]: ...
+    def list_node_pods(self, node: str) -> list[RawObject]: ...
+    def list_nodes(self) -> list[RawObject]: ...
+
+
 FIELD_MANAGER = "loadaware"
 
 
@@ -68,11 +84,18 @@ def _status_message(exc: ApiException) -> str:
 class Kube:
     """Typed entry points for every call loadaware makes that changes or watches a cluster."""
 
-    def __init__(self, api_client: kubernetes.client.ApiClient, *, timeout_seconds: float = 15.0):
+    def __init__(
+        self,
+        api_client: kubernetes.client.ApiClient,
+        *,
+        timeout_seconds: float = 15.0,
+        reads: Reads | None = None,
+    ):
         import kubernetes.client
 
         self._core = kubernetes.client.CoreV1Api(api_client)
         self._timeout = timeout_seconds
+        self._reads = reads
 
     @property
     def timeout_seconds(self) -> float:
@@ -88,6 +111,8 @@ class Kube:
     # Pods -----------------------------------------------------------------
 
     def read_pod(self, namespace: str, name: str) -> RawObject | None:
+        if self._reads is not None:
+            return self._reads.read_pod(namespace, name)
         try:
             with _translated(f"read pod {namespace}/{name}"):
                 return self._raw(self._core.read_namespaced_pod, name, namespace)
@@ -95,6 +120,8 @@ class Kube:
             return None
 
     def list_pods(self, namespace: str, label_selector: str = "") -> list[RawObject]:
+        if self._reads is not None:
+            return self._reads.list_pods(namespace, label_selector)
         with _translated(f"list pods in {namespace}"):
             body = self._raw(
                 self._core.list_namespaced_pod, namespace, label_selector=label_selector
@@ -103,6 +130,8 @@ class Kube:
 
     def list_node_pods(self, node: str) -> list[RawObject]:
         """Every pod bound to `node`, in all namespaces (a field selector, one request)."""
+        if self._reads is not None:
+            return self._reads.list_node_pods(node)
         with _translated(f"list pods on node {node}"):
             body = self._raw(
                 self._core.list_pod_for_all_namespaces, field_selector=f"spec.nodeName={node}"
@@ -148,6 +177,8 @@ class Kube:
     # Nodes ----------------------------------------------------------------
 
     def list_nodes(self) -> list[RawObject]:
+        if self._reads is not None:
+            return self._reads.list_nodes()
         with _translated("list nodes"):
             return list(self._raw(self._core.list_node).get("items") or [])
 

@@ -71,14 +71,26 @@ def live_round_context(
     provider: metrics.MetricsProvider | None = None,
     clock: Callable[[], datetime.datetime] | None = None,
     poll_seconds: float = 1.0,
+    cache: cluster.ClusterCache | None = None,
 ) -> _round.RoundContext:
-    """The RoundContext of a live round against the cluster `api` talks to."""
+    """The RoundContext of a live round against the cluster `api` talks to: with
+    `cache`, the round plans from it and the evictor reads it (see cached_reader)."""
     now = clock or (lambda: datetime.datetime.now(datetime.UTC))
     source = provider or _metrics_dump.metrics_provider(settings.metrics, lambda: api)
 
     def read_usage(state: cluster.ClusterState) -> metrics.Usage:
         return _metrics_dump.fetch_cluster_usage(state, settings, source, now())
 
+    if cache is not None:
+        check = cache_check(settings, cache)
+        return _round.RoundContext(
+            kube=evict.Kube(api, reads=cache),
+            read_cluster=read_cluster or cached_reader(settings, cache),
+            read_usage=read_usage,
+            clock=now,
+            poll_seconds=poll_seconds,
+            check_cluster=check,
+        )
     return _round.RoundContext(
         kube=evict.Kube(api),
         read_cluster=read_cluster or (lambda: cluster.read_cluster(client=api)),
@@ -86,6 +98,33 @@ def live_round_context(
         clock=now,
         poll_seconds=poll_seconds,
     )
+
+
+def cache_check(
+    settings: policy.LoadAwarePolicy, cache: cluster.ClusterCache
+) -> Callable[[], None]:
+    """RefusedError (exit 3, stale-cluster-cache) when the cache is older than
+    clusterCache.maxAge, or has not listed every kind."""
+    bound = settings.cluster_cache.max_age
+
+    def check() -> None:
+        cache.check_fresh(bound)
+
+    return check
+
+
+def cached_reader(settings: policy.LoadAwarePolicy, cache: cluster.ClusterCache) -> ClusterReader:
+    """The cluster as the cache holds it, after waiting (up to clusterCache.syncTimeout)
+    for its first list and refusing a view older than its bound."""
+    check = cache_check(settings, cache)
+    timeout = settings.cluster_cache.sync_timeout.total_seconds()
+
+    def read() -> cluster.ClusterState:
+        cache.wait_synced(timeout)
+        check()
+        return cache.snapshot()
+
+    return read
 
 
 def metrics_check(
@@ -117,8 +156,11 @@ def run_once(
     """`loadaware run --once`: one live round; the record says what happened."""
     settings = policy.load_policy(policy_file)
     client = api or api_client_from(kubeconfig, context)
+    # The round plans from a watched cache, and the evictor's checks and waits read
+    # it: one list of each kind, then events, whatever the number of evictions.
+    cache = cluster.ClusterCache(client) if read_cluster is None else None
     round_context = live_round_context(
-        settings, client, read_cluster=read_cluster, provider=provider
+        settings, client, read_cluster=read_cluster, provider=provider, cache=cache
     )
     seen: list[metrics.Usage] = []
 
@@ -139,6 +181,8 @@ def run_once(
         if threading.current_thread() is threading.main_thread()
         else None
     )
+    if cache is not None:
+        cache.start()
     try:
         record = _round.run_round(
             settings,
@@ -150,6 +194,8 @@ def run_once(
             ),
         )
     finally:
+        if cache is not None:
+            cache.stop()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     _service_metrics.observe_round(record, seen[0] if seen else None)

@@ -55,6 +55,9 @@ class RoundContext:
     # Usage read this recently (by `clock`) still counts as fresh for the re-check
     # before an eviction; 0 re-reads before every eviction.
     recheck_reuse_seconds: float = RECHECK_REUSE_SECONDS
+    # Raises RefusedError when the view of the cluster is older than its bound (the
+    # cluster cache's check); asked before each eviction. None: read fresh each time.
+    check_cluster: Callable[[], None] | None = None
 
 
 @dataclass(kw_only=True)
@@ -290,8 +293,8 @@ def _settle_pending(
 
 
 class _Rechecker:
-    """Just-in-time re-check before each eviction: no stop asked for, usage still
-    fresh, source still hot."""
+    """Just-in-time re-check before each eviction: no stop asked for, the view of the
+    cluster within its bound, usage still fresh, source still hot."""
 
     def __init__(
         self,
@@ -314,6 +317,13 @@ class _Rechecker:
         stop = self._stop_requested() if self._stop_requested is not None else None
         if stop is not None:
             return f"stop: {stop}"
+        if self._context.check_cluster is not None:
+            try:
+                self._context.check_cluster()
+            except RefusedError as exc:
+                # Fail closed: nothing is evicted on a view of the cluster too old.
+                self.refused = exc
+                return f"stop: {exc.reference}: {exc}"
         now = self._context.clock()
         if (
             self._read_at is None

@@ -7,8 +7,9 @@ webhook's authentication):
     POST /alertmanager   the Alertmanager webhook (see _webhook)
     GET  /metrics        prometheus-client exposition (see _service_metrics)
     GET  /healthz        the process is serving
-    GET  /readyz         the Kubernetes API and the metrics source answer, the state
-                         namespace and ConfigMap are usable, lease calls succeed
+    GET  /readyz         the cluster cache has listed every kind and is within its
+                         bound, the Kubernetes API and the metrics source answer, the
+                         state namespace and ConfigMap are usable, lease calls succeed
     GET  /status         JSON: running and recent rounds, next schedule fire
                          times, breaker, suspend switch and budget state, leadership
 
@@ -113,9 +114,13 @@ class Service:
         clock: Callable[[], datetime.datetime] = _utc_now,
         monotonic: Callable[[], float] = time.monotonic,
         run_round: RoundRunner = _round.run_round,
+        cache: cluster.ClusterCache | None = None,
     ) -> None:
         self.settings = settings
         self._context = context
+        # One watched cache for every round: started with the service, it is what
+        # /readyz waits for and what rounds plan from.
+        self.cache = cache
         self.elector: _leader.Elector = elector or _leader.AlwaysLeader()
         self._clock = clock
         self._monotonic = monotonic
@@ -352,6 +357,8 @@ class Service:
 
     def start_background(self) -> None:
         """Leader election and schedules; the HTTP server is started by serve()."""
+        if self.cache is not None:
+            self.cache.start()
         self.elector.start()
         self.schedules.start()
         self._publish_next_runs()
@@ -399,6 +406,8 @@ class Service:
         if not self.wait_idle(round_timeout):
             log.error("round still running at shutdown; the lease expires by itself")
         self.elector.stop()
+        if self.cache is not None:
+            self.cache.stop()
         _service_metrics.LEADER.set(0)
 
     @property
@@ -415,6 +424,8 @@ class Service:
     def metrics_page(self) -> tuple[bytes, str]:
         _service_metrics.LEADER.set(1 if self.elector.is_leader() else 0)
         self._publish_next_runs()
+        if self.cache is not None:
+            _service_metrics.observe_cache_ages(self.cache.ages())
         # The switch is flipped by people between rounds; a scrape must show it at once.
         self._refresh_suspension()
         return _service_metrics.render_metrics()
@@ -724,7 +735,12 @@ def build_service(
         )
     else:
         elector = _leader.AlwaysLeader(identity or _leader.default_identity())
-    context = _live.live_round_context(settings, api)
+    cache = cluster.ClusterCache(
+        api,
+        on_event=_service_metrics.observe_cache_event,
+        on_relist=_service_metrics.observe_cache_relist,
+    )
+    context = _live.live_round_context(settings, api, cache=cache)
 
     def check_state() -> None:
         # As a round checks it: a policy that only dry-runs needs no namespace.
@@ -735,7 +751,10 @@ def build_service(
         context,
         elector=elector,
         read_secret=_live.secret_reader(api),
+        cache=cache,
         ready_checks={
+            # Not ready until the first list of every kind, nor while the cache is stale.
+            "clusterCache": _live.cache_check(settings, cache),
             "api": lambda: _live.check_api(api),
             "metrics": _live.metrics_check(settings, api),
             "state": check_state,

@@ -145,6 +145,23 @@ EVICTION_TO_READY = Histogram(
     "Time from an eviction to its replacement being Ready.",
     buckets=(1, 2, 5, 10, 20, 30, 60, 120, 300, 600),
 )
+CACHE_EVENTS = Counter(
+    "loadaware_cluster_cache_events_total",
+    "Watch events the cluster cache applied, by kind and event type.",
+    ["kind", "type"],
+)
+CACHE_RELISTS = Counter(
+    "loadaware_cluster_cache_relists_total",
+    "Relists of a kind by the cluster cache, by cause: expired (410 Gone), dropped "
+    "(the stream was cut) or failed (any other watch error).",
+    ["kind", "cause"],
+)
+CACHE_AGE = Gauge(
+    "loadaware_cluster_cache_age_seconds",
+    "Seconds since the cluster cache's newest event, bookmark, list or watch start, "
+    "by kind (NaN until the kind is listed).",
+    ["kind"],
+)
 LEADER = Gauge("loadaware_leader", "1 while this replica holds the leader Lease, else 0.")
 WEBHOOK_NOTIFICATIONS = Counter(
     "loadaware_webhook_notifications_total",
@@ -299,3 +316,16 @@ def push_metrics(gateway: str, *, job: str = "loadaware", timeout: float = 10.0)
 def render_metrics() -> tuple[bytes, str]:
     """The text exposition of the registry and its content type, for GET /metrics."""
     return prometheus_client.generate_latest(REGISTRY), prometheus_client.CONTENT_TYPE_LATEST
+
+
+def observe_cache_event(kind: str, event_type: str) -> None:
+    CACHE_EVENTS.labels(kind, event_type).inc()
+
+
+def observe_cache_relist(kind: str, cause: str) -> None:
+    CACHE_RELISTS.labels(kind, cause).inc()
+
+
+def observe_cache_ages(ages: dict[str, float | None]) -> None:
+    for kind, age in ages.items():
+        CACHE_AGE.labels(kind).set(float("nan") if age is None else age)

@@ -191,22 +191,23 @@ def test_a_round_the_breaker_stops_is_partial_and_exits_1(
     _, kubeconfig = live_sim
     policy_file = tmp_path / "partial.yaml"
     policy_file.write_text(PARTIAL_POLICY)
-    read = cluster.read_cluster
+    read = cluster.ClusterCache.snapshot
+    cordoned: list[str] = []
 
-    def read_then_cordon(
-        settings: cluster.ClientSettings | None = None,
-        *,
-        client: kubernetes.client.ApiClient | None = None,
-    ) -> cluster.ClusterState:
-        snapshot = read(settings, client=client)
+    def read_then_cordon(cache: cluster.ClusterCache) -> cluster.ClusterState:
+        snapshot = read(cache)
+        if cordoned:
+            return snapshot
         # Once planned, nowhere is left to schedule a replacement: the first one
         # stays Pending and opens the breaker before the second eviction.
+        client = cluster.api_client(cluster.ClientSettings(kubeconfig=str(kubeconfig)))
         core = kubernetes.client.CoreV1Api(client)
         for node in snapshot.nodes:
             core.patch_node(node.name, {"spec": {"unschedulable": True}}, _preload_content=False)
+            cordoned.append(node.name)
         return snapshot
 
-    monkeypatch.setattr(cluster, "read_cluster", read_then_cordon)
+    monkeypatch.setattr(cluster.ClusterCache, "snapshot", read_then_cordon)
     partial = (
         REGISTRY.get_sample_value(
             "loadaware_rounds_total", {"trigger": "once", "result": "partial"}
