@@ -6,7 +6,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint format install install-test system-deps bench schema clean dashboards alerts
+.PHONY: demo test lint format install install-test system-deps bench schema clean dashboards alerts \
+	docs-reference
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +48,10 @@ test: install-test system-deps lint
 
 schema: install
 	$(BIN)/python -m loadaware.policy
+
+# Regenerate docs/reference/policy.md from the policy models (tests fail when it is stale).
+docs-reference: install
+	$(BIN)/python -m loadaware.policy reference
 
 # Regenerate dashboards/*.json from dashboards/generate.py (tests fail when they are stale).
 dashboards: install-test
