@@ -199,9 +199,8 @@ def _describe(annotation: Any, metadata: list[Any]) -> _Type:
         return _Type(text, inner.nested, suffix)
     if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
         return _Type(f"object ({annotation.__name__})", annotation, "")
-    base = _SCALARS.get(annotation)
-    if base is None:
-        raise TypeError(f"no reference text for the type {annotation!r}")
+    # A type without a word of its own is named as Python names it.
+    base = _SCALARS.get(annotation) or getattr(annotation, "__name__", str(annotation))
     return _Type(f"{base} ({limits})" if limits else base)
 
 
