@@ -6,7 +6,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: demo test lint format install install-test system-deps bench schema clean dashboards alerts
+.PHONY: demo test lint format install install-test system-deps bench schema clean dashboards alerts \
+	docs docs-reference docs-serve
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,11 +43,24 @@ format: install-test
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-test: install-test system-deps lint
+test: install-test system-deps lint docs
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 schema: install
 	$(BIN)/python -m loadaware.policy
+
+# The documentation site: docs/ and mkdocs.yml, built into site/ (git-ignored).
+# --strict turns every warning into an error: a broken link or anchor, a page left
+# out of the nav.
+docs: install-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
+docs-serve: install-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict
+
+# Regenerate docs/reference/policy.md from the policy models (tests fail when it is stale).
+docs-reference: install
+	$(BIN)/python -m loadaware.policy reference
 
 # Regenerate dashboards/*.json from dashboards/generate.py (tests fail when they are stale).
 dashboards: install-test
@@ -60,4 +74,4 @@ bench: install
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build dist *.egg-info
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build dist site *.egg-info

@@ -65,7 +65,7 @@ class Query:
 
 @dataclass(frozen=True)
 class PanelSpec:
-    """A panel as data: what the README describes and what the builder turns into JSON."""
+    """A panel as data: what docs/operations.md describes and the builder turns into JSON."""
 
     title: str
     kind: str  # timeseries | stat | heatmap | bargauge

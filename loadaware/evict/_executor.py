@@ -130,7 +130,8 @@ def off_plan_problem(pod: str, node: str | None, expected: str, node_count: int)
     if node_count >= SAMPLED_CLUSTER_NODES:
         problem += (
             f"; with {node_count} nodes, kube-scheduler scores only a sample of them "
-            "unless its percentageOfNodesToScore is 100 (see the README)"
+            "unless its percentageOfNodesToScore is 100 "
+            "(see docs/install.md, kube-scheduler settings)"
         )
     return problem
 

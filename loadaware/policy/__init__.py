@@ -2,8 +2,9 @@
 
 Its job is the policy's models (pydantic, frozen, camelCase in files), reading a
 file into them with every problem reported at once, writing them back normalised,
-a short hash of the effective policy, the JSON schema derived from the models, and
-converting a kubernetes-sigs/descheduler DeschedulerPolicy into one.
+a short hash of the effective policy, the JSON schema and the reference page
+(docs/reference/policy.md) derived from the models, and converting a
+kubernetes-sigs/descheduler DeschedulerPolicy into one.
 
 Limits: models only. Apart from reading the policy (or descheduler policy) file there is no I/O
 here, no clock and no Kubernetes; it imports no other loadaware stage, and

@@ -1,7 +1,10 @@
-"""Write the policy JSON schema: `python -m loadaware.policy [--check] [--output PATH]`.
+"""Write the policy JSON schema, or the policy reference page.
+
+    python -m loadaware.policy [--check] [--output PATH]             # policy/schema.json
+    python -m loadaware.policy reference [--check] [--output PATH]   # docs/reference/policy.md
 
 Run from the repository root; `--check` exits 1 when the file is missing or stale,
-which is how CI keeps the committed schema in step with the model.
+which is how CI keeps the committed files in step with the model.
 """
 
 from __future__ import annotations
@@ -11,24 +14,45 @@ import pathlib
 import sys
 from collections.abc import Sequence
 
-from loadaware.policy import _schema
+from loadaware.policy import _reference, _schema
 
 DEFAULT_OUTPUT = pathlib.Path("policy") / "schema.json"
+REFERENCE_OUTPUT = pathlib.Path("docs") / "reference" / "policy.md"
+
+# What each page is, where it goes by default, and the command that regenerates it.
+_TARGETS = {
+    "schema": (DEFAULT_OUTPUT, "python -m loadaware.policy"),
+    "reference": (REFERENCE_OUTPUT, "make docs-reference"),
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m loadaware.policy", description="Write the policy JSON schema."
+        prog="python -m loadaware.policy",
+        description="Write the policy JSON schema, or (reference) the policy reference page.",
     )
     parser.add_argument(
-        "--output", "-o", type=pathlib.Path, default=DEFAULT_OUTPUT, help="default: %(default)s"
+        "target",
+        nargs="?",
+        choices=sorted(_TARGETS),
+        default="schema",
+        help=f"default: schema ({DEFAULT_OUTPUT}); reference: {REFERENCE_OUTPUT}",
     )
+    parser.add_argument("--output", "-o", type=pathlib.Path, help="default: by target")
     parser.add_argument(
         "--check", action="store_true", help="do not write; exit 1 if the file is not current"
     )
     args = parser.parse_args(argv)
-    output: pathlib.Path = args.output
-    expected = _schema.render_policy_json_schema()
+    default_output, regenerate = _TARGETS[args.target]
+    output: pathlib.Path = args.output or default_output
+    if args.target == "reference":
+        try:
+            expected = _reference.render_policy_reference()
+        except _reference.UndocumentedFieldError as exc:
+            print(exc, file=sys.stderr)
+            return 1
+    else:
+        expected = _schema.render_policy_json_schema()
 
     if args.check:
         try:
@@ -37,10 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             current = None
         if current != expected:
             state = "missing" if current is None else "stale"
-            print(
-                f"{output} is {state}; regenerate it with `python -m loadaware.policy`",
-                file=sys.stderr,
-            )
+            print(f"{output} is {state}; regenerate it with `{regenerate}`", file=sys.stderr)
             return 1
         return 0
 

@@ -1,6 +1,6 @@
 """loadaware's own Prometheus metrics: what rounds did and how the service is doing.
 
-The names are a stable contract (README, "Metrics"): dashboards and alert
+The names are a stable contract (docs/reference/metrics.md): dashboards and alert
 rules rely on them. Every label set is bounded: triggers, results and reason
 codes are fixed vocabularies, nodes and namespaces are the cluster's own.
 The eviction counter lives with the evictor (evict/_outcome.py), which counts

@@ -1,13 +1,13 @@
 """The Grafana dashboards: generated, complete, and every query works.
 
 Covered: the committed JSON is what dashboards/generate.py makes now, and the
-README describes each panel; both dashboards carry a `datasource` template
-variable and every panel and every query uses it; the panels the issue lists
-are there; every PromQL expression parses (promql-parser); and every
-expression returns data from a real Prometheus whose TSDB is backfilled
-(promtool) with node-exporter and cAdvisor series under kube-prometheus-stack
-names and with every loadaware_* series as loadaware serve exports them (two
-replicas, one leader).
+operations page (docs/operations.md) describes each panel; both dashboards
+carry a `datasource` template variable and every panel and every query uses
+it; the panels the issue lists are there; every PromQL expression parses
+(promql-parser); and every expression returns data from a real Prometheus whose
+TSDB is backfilled (promtool) with node-exporter and cAdvisor series under
+kube-prometheus-stack names and with every loadaware_* series as loadaware serve
+exports them (two replicas, one leader).
 """
 
 from __future__ import annotations
@@ -336,8 +336,8 @@ def test_heatmaps_have_one_row_per_node(prometheus_url: tuple[str, float]) -> No
     assert by_node["node-a"] == pytest.approx(3.4 / 4, abs=1e-3)
 
 
-def test_readme_describes_every_panel() -> None:
-    readme = (ROOT / "README.md").read_text()
+def test_operations_page_describes_every_panel() -> None:
+    page = (ROOT / "docs" / "operations.md").read_text()
     for name, board in _dashboards().items():
         for panel in _panels(board):
-            assert f"| {panel['title']} |" in readme, f"{name}: {panel['title']}"
+            assert f"| {panel['title']} |" in page, f"{name}: {panel['title']}"
