@@ -623,8 +623,8 @@ class ApiHandler(BaseHTTPRequestHandler):
                         wake = min(deadline, next_bookmark) if bookmarks else deadline
                         store.changed.wait(min(_WATCH_POLL, max(0.0, wake - time.monotonic())))
                         events = store.events_since(last)
-                if events is None:
-                    gone = _status.gone("too old resource version")
+                if events is None or self.sim.watch_expired(self.connection):
+                    gone = _status.gone(f"too old resource version: {last}")
                     self._chunk(encode("ERROR", gone.status))
                     break
                 for event in events:

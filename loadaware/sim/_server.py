@@ -84,7 +84,8 @@ class SimCluster:
         self.requests = _requests.RequestLog()
         # Real seconds between a watch's bookmarks; kube-apiserver sends one about a minute.
         self.watch_bookmark_seconds = watch_bookmark_seconds
-        self._watches: dict[Any, bool] = {}  # open watch connections -> told to close
+        # Open watch connections -> False, or True once cut, or "expired" once told 410.
+        self._watches: dict[Any, bool | str] = {}
         self._connections: set[Any] = set()
         self._watches_lock = threading.Lock()
         # A dump without the pods' controllers (kubectl get nodes,pods,pdb) gets them
@@ -126,7 +127,11 @@ class SimCluster:
 
     def watch_closed(self, connection: Any) -> bool:
         with self._watches_lock:
-            return self._watches.get(connection, False)
+            return self._watches.get(connection, False) is True
+
+    def watch_expired(self, connection: Any) -> bool:
+        with self._watches_lock:
+            return self._watches.get(connection) == "expired"
 
     def close_watches(self) -> int:
         """Cut every open watch stream mid-flight, as a restarting API server or a
@@ -138,6 +143,19 @@ class SimCluster:
         for connection in connections:
             with contextlib.suppress(OSError):
                 connection.shutdown(socket.SHUT_RDWR)
+        with self.store.changed:
+            self.store.changed.notify_all()
+        return len(connections)
+
+    def expire_watches(self) -> int:
+        """Compact the change log and end every open watch with an ERROR event, 410
+        Gone, as the API server does to a watcher whose resourceVersion it no longer
+        has. Returns how many watches were ended."""
+        self.store.compact()
+        with self._watches_lock:
+            connections = [c for c, state in self._watches.items() if state is False]
+            for connection in connections:
+                self._watches[connection] = "expired"
         with self.store.changed:
             self.store.changed.notify_all()
         return len(connections)
@@ -421,6 +439,8 @@ class SimCluster:
             return _handlers.Response(200, {"closed": self.close_watches()})
         if parts == ["compact"] and method == "POST":
             return _handlers.Response(200, {"resourceVersion": str(self.store.compact())})
+        if parts == ["watches", "expire"] and method == "POST":
+            return _handlers.Response(200, {"expired": self.expire_watches()})
         if parts == ["reconcile"] and method == "POST":
             self.reconcile()
             return _handlers.Response(200, {"resourceVersion": str(self.store.resource_version)})

@@ -1,0 +1,225 @@
+"""The cluster cache against the simulated API: what it holds is what a fresh list
+gives, after every kind of change; it relists after 410 Gone, a cut stream and an
+API server restart, counting each cause; it says how old it is and refuses a view
+older than its bound; and it answers the evictor's reads without a request."""
+
+from __future__ import annotations
+
+import datetime
+import pathlib
+from collections.abc import Iterator
+
+import kubernetes.client
+import pytest
+
+from loadaware import cluster, sim
+from loadaware.cluster import ClientSettings
+from loadaware.errors import RefusedError
+from tests.lib.cache import caught_up
+from tests.lib.sim import NOW
+
+
+@pytest.fixture
+def server() -> Iterator[sim.SimServer]:
+    running = sim.start_server(
+        scenario="small",
+        clock=sim.SimClock(NOW, speed=0.0),
+        ready_delay=0.0,
+        watch_bookmark_seconds=0.2,
+    )
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture
+def client(server: sim.SimServer, tmp_path: pathlib.Path) -> kubernetes.client.ApiClient:
+    config = server.write_kubeconfig(tmp_path / "kubeconfig")
+    return cluster.api_client(ClientSettings(kubeconfig=str(config)))
+
+
+@pytest.fixture
+def cache(
+    server: sim.SimServer, client: kubernetes.client.ApiClient
+) -> Iterator[cluster.ClusterCache]:
+    with cluster.ClusterCache(client, watch_seconds=(30.0, 30.0)) as running:
+        assert running.wait_synced(20)
+        yield running
+
+
+def _fresh(client: kubernetes.client.ApiClient) -> cluster.ClusterState:
+    return cluster.read_cluster(client=client)
+
+
+def _all_watching(server: sim.SimServer, cache: cluster.ClusterCache) -> None:
+    """Every kind the server serves has its watch open."""
+    server.wait_for(lambda: server.sim.open_watches() == len(cache.versions()))
+
+
+def _evictable(state: cluster.ClusterState) -> cluster.Pod:
+    return next(p for p in state.pods if p.owner is not None and p.owner.kind == "ReplicaSet")
+
+
+def test_a_synced_cache_holds_what_a_fresh_list_gives(
+    cache: cluster.ClusterCache, client: kubernetes.client.ApiClient
+) -> None:
+    assert cache.snapshot() == _fresh(client)
+
+
+def test_evictions_and_their_replacements_arrive_as_events(
+    server: sim.SimServer, cache: cluster.ClusterCache, client: kubernetes.client.ApiClient
+) -> None:
+    before = cache.snapshot()
+    for pod in [p for p in before.pods if p.owner and p.owner.kind == "ReplicaSet"][:3]:
+        server.sim.evict(pod.namespace, pod.name)
+    server.advance(30)
+    caught_up(cache, server)
+    after = cache.snapshot()
+    assert after == _fresh(client)
+    assert after != before
+    stats = cache.stats()
+    assert stats["pods"]["events"] > 0
+    assert stats["pods"]["relists"] == {}
+
+
+def test_workload_and_priority_class_changes_complete_the_pods_again(
+    server: sim.SimServer, cache: cluster.ClusterCache, client: kubernetes.client.ApiClient
+) -> None:
+    before = cache.snapshot()
+    pod = _evictable(before)
+    apps = kubernetes.client.AppsV1Api(client)
+    # The ReplicaSet loses its Deployment: its pods' workload is the ReplicaSet now.
+    assert pod.owner is not None
+    apps.patch_namespaced_replica_set(
+        pod.owner.name, pod.namespace, {"metadata": {"ownerReferences": None}}
+    )
+    scheduling = kubernetes.client.SchedulingV1Api(client)
+    scheduling.create_priority_class(
+        {"metadata": {"name": "everything"}, "value": 7, "globalDefault": True}
+    )
+    caught_up(cache, server)
+    after = cache.snapshot()
+    assert after == _fresh(client)
+    moved = next(p for p in after.pods if p.key == pod.key)
+    assert moved.workload is not None
+    assert moved.workload.kind == "ReplicaSet"
+    # The pod seen by the earlier snapshot is unchanged: snapshots are values.
+    assert next(p for p in before.pods if p.key == pod.key).workload != moved.workload
+
+
+def test_a_snapshot_with_nothing_changed_is_the_same_object(
+    cache: cluster.ClusterCache,
+) -> None:
+    assert cache.snapshot() is cache.snapshot()
+
+
+def test_410_gone_relists_that_kind_and_counts_it(
+    server: sim.SimServer, cache: cluster.ClusterCache, client: kubernetes.client.ApiClient
+) -> None:
+    _all_watching(server, cache)
+    assert server.sim.expire_watches() == len(cache.versions())
+    pod = _evictable(cache.snapshot())
+    server.sim.evict(pod.namespace, pod.name)
+    server.advance(30)
+    server.wait_for(lambda: cache.stats()["pods"]["relists"].get("expired") == 1, timeout=20)
+    caught_up(cache, server)
+    assert cache.snapshot() == _fresh(client)
+
+
+def test_a_watch_answered_410_relists_that_kind(
+    server: sim.SimServer, client: kubernetes.client.ApiClient
+) -> None:
+    with cluster.ClusterCache(client, watch_seconds=(1.0, 1.0)) as cache:
+        assert cache.wait_synced(20)
+        # The next request on pods is the watch started when this one times out.
+        server.faults.add(path="/api/v1/pods", method="GET", status=410, times=1)
+        server.wait_for(lambda: cache.stats()["pods"]["relists"].get("expired") == 1, timeout=20)
+        assert cache.snapshot() == _fresh(client)
+
+
+def test_a_cut_stream_relists_and_counts_it(
+    server: sim.SimServer, cache: cluster.ClusterCache, client: kubernetes.client.ApiClient
+) -> None:
+    _all_watching(server, cache)
+    assert server.sim.close_watches() == len(cache.versions())
+    pod = _evictable(cache.snapshot())
+    server.sim.evict(pod.namespace, pod.name)
+    server.advance(30)
+    server.wait_for(lambda: cache.stats()["nodes"]["relists"].get("dropped") == 1, timeout=20)
+    caught_up(cache, server)
+    assert cache.snapshot() == _fresh(client)
+
+
+def test_an_api_server_restart_relists_every_kind(
+    server: sim.SimServer, cache: cluster.ClusterCache, client: kubernetes.client.ApiClient
+) -> None:
+    server.restart()
+    pod = _evictable(cache.snapshot())
+    server.sim.evict(pod.namespace, pod.name)
+    server.advance(30)
+    server.wait_for(
+        lambda: all(sum(s["relists"].values()) >= 1 for s in cache.stats().values()), timeout=20
+    )
+    caught_up(cache, server)
+    assert cache.snapshot() == _fresh(client)
+
+
+def test_the_server_ending_a_watch_at_its_timeout_is_no_relist(
+    server: sim.SimServer, client: kubernetes.client.ApiClient
+) -> None:
+    with cluster.ClusterCache(client, watch_seconds=(1.0, 1.0)) as cache:
+        assert cache.wait_synced(20)
+        lists = server.sim.requests.total("list")
+        watches = server.sim.requests.total("watch")
+        server.wait_for(lambda: server.sim.requests.total("watch") >= watches + 10, timeout=20)
+        assert server.sim.requests.total("list") == lists
+        assert all(s["relists"] == {} for s in cache.stats().values())
+
+
+def test_age_grows_while_the_api_is_gone_and_the_round_is_refused(
+    server: sim.SimServer, cache: cluster.ClusterCache
+) -> None:
+    cache.check_fresh(datetime.timedelta(seconds=5))
+    ages = cache.ages()
+    assert all(age is not None and age < 5 for age in ages.values())
+    server.stop()
+    server.sim.close_connections()
+    server.wait_for(lambda: (cache.age() or 0) > 1.0, timeout=20)
+    with pytest.raises(RefusedError) as refused:
+        cache.check_fresh(datetime.timedelta(seconds=1))
+    assert refused.value.reference == "stale-cluster-cache"
+    assert "older than 1s" in str(refused.value)
+
+
+def test_a_cache_that_never_listed_refuses(client: kubernetes.client.ApiClient) -> None:
+    unstarted = cluster.ClusterCache(client)
+    with pytest.raises(RefusedError, match="never listed"):
+        unstarted.check_fresh(datetime.timedelta(minutes=2))
+
+
+def test_the_evictors_reads_are_answered_from_memory(
+    server: sim.SimServer, cache: cluster.ClusterCache, client: kubernetes.client.ApiClient
+) -> None:
+    server.sim.requests.clear()
+    state = cache.snapshot()
+    pod = _evictable(state)
+    assert pod.node_name is not None
+    read = cache.read_pod(pod.namespace, pod.name)
+    assert read is not None
+    assert read["metadata"]["uid"] == pod.uid
+    assert read["spec"]["nodeName"] == pod.node_name
+    assert read["metadata"]["ownerReferences"][0]["uid"] == pod.owner.uid  # type: ignore[union-attr]
+    selector = ",".join(f"{k}={v}" for k, v in sorted(pod.labels.items()))
+    siblings = cache.list_pods(pod.namespace, selector)
+    live = kubernetes.client.CoreV1Api(client).list_namespaced_pod(
+        pod.namespace, label_selector=selector
+    )
+    assert {p["metadata"]["name"] for p in siblings} == {p.metadata.name for p in live.items}
+    on_node = {p["metadata"]["name"] for p in cache.list_node_pods(pod.node_name)}
+    assert on_node == {p.name for p in state.pods if p.node_name == pod.node_name}
+    assert {n["metadata"]["name"] for n in cache.list_nodes()} == {n.name for n in state.nodes}
+    assert cache.read_pod(pod.namespace, "no-such-pod") is None
+    counts = server.sim.requests.counts()
+    assert counts.get(("list", "pods"), 0) == 1  # the comparison above, not the cache
+    assert counts.get(("get", "pods"), 0) == 0
