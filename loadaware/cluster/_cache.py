@@ -25,8 +25,8 @@ Age: per kind, the time since its newest event, bookmark, list or watch start.
 `check_fresh` refuses a round, as stale metrics do, when any kind is older than
 the bound; a kind whose list never completed is refused too.
 
-The executor's reads (`read_pod`, `list_pods`, `list_node_pods`, `list_nodes`)
-are answered from the cache, as the raw objects' fields the executor reads;
+The executor's reads (`read_pod`, `list_pods`, `list_node_pods`, `list_nodes`,
+`find_namespace`) are answered from the cache, as the raw objects' fields the executor reads;
 writes still go to the API server.
 """
 
@@ -309,6 +309,13 @@ class ClusterCache:
             entries = [self._pods[k] for k in sorted(self._pods_by_node.get(node, ()))]
         return [_pod_view(e) for e in entries]
 
+    def find_namespace(self, name: str) -> dict[str, Any] | None:
+        with self._lock:
+            labels = self._kinds["/api/v1/namespaces"].objects.get(name)
+        if labels is None:
+            return None
+        return {"metadata": {"name": name, "labels": dict(labels)}}
+
     def list_nodes(self) -> list[dict[str, Any]]:
         with self._lock:
             nodes = [n for _, n in sorted(self._kinds["/api/v1/nodes"].objects.items())]
@@ -396,7 +403,7 @@ class ClusterCache:
                     cause = self._apply(kind, line)
                     if cause is not None:
                         return cause
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
+            except (urllib3.exceptions.HTTPError, OSError, _CutError) as exc:
                 if self._stop.is_set():
                     return DROPPED
                 self._say(kind, DROPPED, f"{type(exc).__name__}: {exc}")
@@ -575,6 +582,10 @@ class _GoneError(Exception):
     pass
 
 
+class _CutError(Exception):
+    pass
+
+
 def _age(kind: _Kind, now: float) -> float | None:
     if not kind.synced or kind.seen_at is None:
         return None
@@ -601,7 +612,9 @@ def _lines(response: Any) -> Iterator[bytes]:
             if line.strip():
                 yield line
     if buffer.strip():
-        yield buffer
+        # The server ends every event with a newline: a stream that stops inside one
+        # was cut.
+        raise _CutError(f"the stream ended inside an event ({len(buffer)} bytes)")
 
 
 def _describe(kind: _Kind, raw: Any) -> str:

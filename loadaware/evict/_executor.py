@@ -42,6 +42,7 @@ from loadaware import cluster, plan
 from loadaware.errors import (
     ClusterError,
     NotFoundError,
+    RefusedError,
     TooManyRequestsError,
 )
 from loadaware.evict import _state, _taint
@@ -149,8 +150,12 @@ class Executor:
         dry_run: bool,
         poll_seconds: float = 1.0,
         stop_requested: Callable[[], str | None] | None = None,
+        check_view: Callable[[], None] | None = None,
     ) -> None:
         self._kube = kube
+        # Raises RefusedError when the evictor's view of the cluster (the cache its
+        # reads come from) is older than its bound: nothing is judged on it then.
+        self._check_view = check_view
         self._state = state
         self._policy = policy
         self._clock = clock
@@ -230,6 +235,8 @@ class Executor:
         # kube-scheduler binds within a second or so: look again soon, then less often.
         pause = min(_FIRST_BIND_POLL_SECONDS, self._poll)
         while True:
+            if self._stale() is not None:
+                return
             found = self._replacement(waiting)
             if found is not None and (
                 (found.get("spec") or {}).get("nodeName") or _is_unschedulable(found)
@@ -425,6 +432,8 @@ class Executor:
         """A look, without waiting, at replacements not yet verified: those Ready are
         verified now; one the scheduler found no node for, or that landed badly,
         opens the breaker before anything else is evicted."""
+        if self._stale() is not None:
+            return  # judged later, on a current view, or not at all
         for workload, pending in list(waiting.items()):
             found = self._replacement(pending)
             if found is None:
@@ -453,6 +462,11 @@ class Executor:
         deadline = waiting.evicted_at + self._policy.verify.timeout
         found: RawObject | None = None
         while True:
+            stale = self._stale()
+            if stale is not None:
+                # Not verified, not failed: a view this old proves nothing either way.
+                report.stopped = report.stopped or stale
+                return True
             found = self._replacement(waiting)
             if found is not None and (_is_ready(found) or (not wait and _is_unschedulable(found))):
                 break
@@ -548,6 +562,16 @@ class Executor:
         if node and self._control is not None:
             self._control.replacement_bound(waiting.eviction, node, self._clock())
         return found
+
+    def _stale(self) -> str | None:
+        """Why the view of the cluster is too old to judge on, or None."""
+        if self._check_view is None:
+            return None
+        try:
+            self._check_view()
+        except RefusedError as exc:
+            return f"{exc.reference}: {exc}"
+        return None
 
     def _judge(self, eviction: plan.Eviction, node: str) -> str | None:
         """Why landing on `node` is bad (see LandingControl.judge_landing); None when

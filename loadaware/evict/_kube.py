@@ -6,8 +6,8 @@ else (5xx, timeouts, refused connections) -> ClusterError. Error bodies are
 truncated and never carry request headers, so a token cannot leak through them.
 Objects are returned as raw JSON dicts (RawObject), as `kubectl -o json` prints them.
 
-With `reads` (the cluster cache), reads of pods and of the node list are answered
-from it, with the fields the evictor reads; every write, and the read of a node
+With `reads` (the cluster cache), reads of pods, namespaces and the node list are
+answered from it, with the fields the evictor reads; every write, and the read of a node
 before its taints are changed (which needs the current resourceVersion), still
 goes to the API server.
 """
@@ -44,6 +44,7 @@ class Reads(Protocol):
     def list_pods(self, namespace: str, label_selector: str = "") -> list[RawObject]: ...
     def list_node_pods(self, node: str) -> list[RawObject]: ...
     def list_nodes(self) -> list[RawObject]: ...
+    def find_namespace(self, name: str) -> RawObject | None: ...
 
 
 FIELD_MANAGER = "loadaware"
@@ -223,6 +224,8 @@ class Kube:
 
         A list with a field selector rather than a get: loadaware's ClusterRole
         grants list on namespaces (it reads their labels), not get."""
+        if self._reads is not None:
+            return self._reads.find_namespace(name)
         with _translated(f"list namespaces (metadata.name={name})"):
             body = self._raw(self._core.list_namespace, field_selector=f"metadata.name={name}")
         items = list(body.get("items") or [])

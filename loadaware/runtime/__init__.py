@@ -5,6 +5,8 @@ leader election, the service's own metrics)."""
 from loadaware.runtime._leader import AlwaysLeader, Elector, LeaseElector
 from loadaware.runtime._live import (
     api_client_from,
+    cache_check,
+    cached_reader,
     live_round_context,
     run_once,
 )
@@ -35,6 +37,8 @@ __all__ = [
     "Webhook",
     "api_client_from",
     "build_service",
+    "cache_check",
+    "cached_reader",
     "crontab_day_of_week",
     "dump_metrics",
     "fetch_cluster_usage",

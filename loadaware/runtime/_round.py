@@ -204,6 +204,7 @@ def _run(
         dry_run=dry_run,
         poll_seconds=context.poll_seconds,
         stop_requested=options.stop_requested,
+        check_view=context.check_cluster,
     )
     recheck = _Rechecker(settings, context, snapshot, usage, options.stop_requested)
     # A dry run changes nothing, so the plan's landings stand as they are.
@@ -231,8 +232,9 @@ def _run(
         # A dry run moves nothing: there is nothing relieved or left hot to judge.
         _judge(record, planned, execution, stopped)
     suspended = (stopped or "").startswith(f"{evict.SuspendedError.reference}:")
+    stale = (stopped or "").startswith(f"{cluster.STALE_CACHE}:")
     # Fail-closed stops keep their own exit code: the round refused to go on.
-    if recheck.refused is not None or suspended or stopped == BREAKER_OPEN:
+    if recheck.refused is not None or suspended or stale or stopped == BREAKER_OPEN:
         record.exit_code = EXIT_REFUSED
     elif record.status == "partial" or any(o.result == "failed" for o in execution.outcomes):
         record.exit_code = EXIT_ERROR

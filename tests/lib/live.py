@@ -9,6 +9,7 @@ metrics.k8s.io, and the evictor; time is the simulator's (virtual) clock.
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import time
 import urllib.parse
@@ -23,6 +24,7 @@ import pytest
 from loadaware import cluster, evict, metrics, policy, runtime, sim
 from loadaware.cluster import ClientSettings
 from tests.lib import alertmanager
+from tests.lib.cache import caught_up
 from tests.lib.prometheus import free_port
 
 
@@ -65,6 +67,36 @@ def live_context(
     }
     defaults.update(fields)
     return runtime.RoundContext(**defaults)
+
+
+@contextmanager
+def cached_live_context(
+    server: sim.SimServer,
+    tmp_path: pathlib.Path,
+    settings: policy.LoadAwarePolicy,
+    **fields: Any,
+) -> Iterator[tuple[runtime.RoundContext, cluster.ClusterCache]]:
+    """live_context, wired as `run --once` is: the round plans from a watched cluster
+    cache and the evictor reads it. Each virtual wait moves the simulator's clock
+    and then waits until the cache has heard of everything that changed."""
+    base = live_context(server, tmp_path, settings, **fields)
+    kubeconfig = tmp_path / "kubeconfig"
+    client = cluster.api_client(ClientSettings(kubeconfig=str(kubeconfig)))
+    with cluster.ClusterCache(client) as cache:
+        assert cache.wait_synced(60), "the cluster cache did not sync"
+
+        def sleep(seconds: float) -> None:
+            server.advance(seconds)
+            caught_up(cache, server)
+
+        context = dataclasses.replace(
+            base,
+            kube=evict.Kube(client, reads=cache),
+            read_cluster=runtime.cached_reader(settings, cache),
+            check_cluster=runtime.cache_check(settings, cache),
+            sleep=fields.get("sleep", sleep),
+        )
+        yield context, cache
 
 
 def prometheus_context(
