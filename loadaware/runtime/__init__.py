@@ -2,6 +2,7 @@
 simulation, `run --once`, and `serve` (schedules, the Alertmanager webhook,
 leader election, the service's own metrics)."""
 
+from loadaware.runtime._forecast import forecast_reader
 from loadaware.runtime._leader import AlwaysLeader, Elector, LeaseElector
 from loadaware.runtime._live import (
     api_client_from,
@@ -38,6 +39,7 @@ __all__ = [
     "crontab_day_of_week",
     "dump_metrics",
     "fetch_cluster_usage",
+    "forecast_reader",
     "live_round_context",
     "next_fire_time",
     "observe_round",

@@ -9,6 +9,7 @@ import os
 import time
 
 from loadaware import cluster, metrics, plan, policy
+from loadaware.runtime import _forecast
 
 
 def timed_plan(
@@ -26,7 +27,9 @@ def timed_plan(
         state, usage, settings, now, carried=carried, source_nodes=source_nodes
     )
     seconds = time.perf_counter() - started
-    return dataclasses.replace(result, solver=dataclasses.replace(result.solver, seconds=seconds))
+    result = dataclasses.replace(result, solver=dataclasses.replace(result.solver, seconds=seconds))
+    # Planned on a forecast: the plan says so, and names what had none.
+    return _forecast.with_forecast_note(result, usage.forecast)
 
 
 def with_solver(settings: policy.LoadAwarePolicy, solver: str | None) -> policy.LoadAwarePolicy:

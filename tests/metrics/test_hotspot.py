@@ -75,6 +75,12 @@ def test_public_names_are_pinned() -> None:
     assert sorted(metrics.__all__) == sorted(
         [
             "DEFAULT_QUERIES",
+            "Forecast",
+            "ForecastInfo",
+            "ForecastValue",
+            "PrometheusForecaster",
+            "forecast_usage",
+            "workload_of",
             "HotLimits",
             "MetricsProvider",
             "MetricsServerProvider",
