@@ -35,6 +35,7 @@ from loadaware.metrics._forecast import (
     Forecast,
     ForecastValue,
     PrometheusForecaster,
+    forecast_from_usage,
     forecast_usage,
     workload_of,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "UsageSample",
     "UsageVerdict",
     "confirm_hotspots",
+    "forecast_from_usage",
     "forecast_usage",
     "history_points",
     "judge_usage",

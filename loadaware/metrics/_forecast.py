@@ -342,6 +342,50 @@ def _combine(
     return values, uncovered
 
 
+def forecast_from_usage(
+    usage: Usage,
+    *,
+    horizon: datetime.timedelta,
+    weeks: int = 0,
+    min_weeks: int = 0,
+    quantile: float = 1.0,
+) -> Forecast:
+    """A forecast given as a `--metrics` file (offline what-if: `plan --forecast`).
+
+    Its nodes are the node forecasts; its pods, keyed by pod or by workload
+    ("namespace/name" as workload_of gives it), the per-replica forecasts of
+    their workloads (the highest where several pods of one workload differ).
+    Its collectedAt is when the horizon starts."""
+    workloads: dict[str, ForecastValue] = {}
+    for key, sample in sorted(usage.pods.items()):
+        workload = workload_of(key)
+        seen = workloads.get(workload)
+        if seen is None or (sample.cpu_cores, sample.memory_bytes) > (
+            seen.cpu_cores,
+            seen.memory_bytes,
+        ):
+            workloads[workload] = ForecastValue(
+                cpu_cores=sample.cpu_cores,
+                memory_bytes=sample.memory_bytes,
+                named=dict(sample.named),
+                weeks=weeks,
+            )
+    return Forecast(
+        at=usage.collected_at,
+        horizon=horizon,
+        weeks=weeks,
+        min_weeks=min_weeks,
+        quantile=quantile,
+        nodes={
+            name: ForecastValue(
+                cpu_cores=s.cpu_cores, memory_bytes=s.memory_bytes, named=dict(s.named), weeks=weeks
+            )
+            for name, s in usage.nodes.items()
+        },
+        workloads=workloads,
+    )
+
+
 def forecast_usage(current: Usage, forecast: Forecast) -> Usage:
     """Usage to plan on: the forecast's values with the current samples' times.
 
@@ -356,7 +400,7 @@ def forecast_usage(current: Usage, forecast: Forecast) -> Usage:
     for name, sample in current.nodes.items():
         value = forecast.nodes.get(name)
         if value is None:
-            gaps[name] = forecast.uncovered_nodes.get(name, "no forecast")
+            gaps[name] = forecast.uncovered_nodes.get(name, "no forecast for the node")
             notes.pop(name, None)
             continue
         nodes[name] = dataclasses.replace(

@@ -10,7 +10,12 @@ from loadaware.runtime._live import (
     run_once,
 )
 from loadaware.runtime._metrics_dump import dump_metrics, fetch_cluster_usage
-from loadaware.runtime._offline import plan_from_files, timed_plan, with_solver
+from loadaware.runtime._offline import (
+    plan_from_files,
+    timed_plan,
+    with_forecast_file,
+    with_solver,
+)
 from loadaware.runtime._round import RoundContext, RoundOptions, run_round
 from loadaware.runtime._schedule import Schedules, crontab_day_of_week, next_fire_time
 from loadaware.runtime._serve import HttpServer, Service, build_service, serve, serve_policy
@@ -53,5 +58,6 @@ __all__ = [
     "simulate_round",
     "simulate_through_api",
     "timed_plan",
+    "with_forecast_file",
     "with_solver",
 ]

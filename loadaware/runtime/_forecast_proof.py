@@ -30,6 +30,8 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from prometheus_client import Counter, Gauge
+
 from loadaware import cluster, metrics, plan, policy
 from loadaware.errors import LoadawareError
 
@@ -39,6 +41,66 @@ OUTCOMES = ("hit", "false_alarm", "miss", "relieved")
 # After the horizon's end, wait this long for the last samples of the window to be
 # scraped and ingested before reading the peak.
 INGEST_DELAY = datetime.timedelta(minutes=2)
+
+
+PROOFS = Counter(
+    "loadaware_forecast_proofs_total",
+    "Rounds planned on a forecast whose horizon has passed and whose nodes' real peaks "
+    "were compared with it.",
+)
+PROVED_NODES = Counter(
+    "loadaware_forecast_nodes_total",
+    "Nodes of proved forecast rounds by how their hot call came out: hit (expected over "
+    "targets and was), false_alarm (expected over, was not), miss (expected under, turned "
+    "hot), relieved (hot in the forecast, moved under targets, stayed under).",
+    ["outcome"],
+)
+LAST_PROOF_NODES = Gauge(
+    "loadaware_forecast_last_proof_nodes",
+    "Nodes of the last proved forecast round by outcome (as loadaware_forecast_nodes_total).",
+    ["outcome"],
+)
+NODE_ERROR = Gauge(
+    "loadaware_forecast_error_ratio",
+    "Per node of the last proved forecast round: real peak utilisation over its horizon "
+    "less the utilisation the round expected (0-1 of allocatable; positive: used more).",
+    ["node", "resource"],
+)
+MEAN_ABSOLUTE_ERROR = Gauge(
+    "loadaware_forecast_mean_absolute_error_ratio",
+    "Mean over the nodes of the last proved forecast round of |real - expected| peak "
+    "utilisation (0-1 of allocatable).",
+    ["resource"],
+)
+LAST_PROOF = Gauge(
+    "loadaware_forecast_last_proof_timestamp_seconds",
+    "Unix time the horizon of the last proved forecast round ended.",
+)
+
+
+def observe_proof(proof: ForecastProof) -> None:
+    """Publish a proof as the loadaware_forecast_* metrics."""
+    PROOFS.inc()
+    counts = dict.fromkeys(OUTCOMES, 0)
+    for node in proof.nodes.values():
+        if node.outcome is not None:
+            counts[node.outcome] += 1
+    for outcome, count in counts.items():
+        PROVED_NODES.labels(outcome).inc(count)
+        LAST_PROOF_NODES.labels(outcome).set(count)
+    # Nodes of an earlier round that this one did not judge must not linger.
+    NODE_ERROR.clear()
+    for name, node in proof.nodes.items():
+        for resource, error in node.error.items():
+            NODE_ERROR.labels(name, resource).set(error)
+    MEAN_ABSOLUTE_ERROR.clear()
+    for resource, value in proof.mean_absolute_error().items():
+        MEAN_ABSOLUTE_ERROR.labels(resource).set(value)
+    LAST_PROOF.set((proof.start + proof.horizon).timestamp())
+
+
+for _outcome in OUTCOMES:
+    PROVED_NODES.labels(_outcome)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -208,7 +270,7 @@ class Proofs:
     def __init__(
         self,
         forecaster: metrics.PrometheusForecaster,
-        observe: Callable[[ForecastProof], None],
+        observe: Callable[[ForecastProof], None] = observe_proof,
         *,
         clock: Callable[[], datetime.datetime],
         delay: datetime.timedelta = INGEST_DELAY,
@@ -261,3 +323,16 @@ class Proofs:
             timers, self._timers = list(self._timers.values()), {}
         for timer in timers:
             timer.cancel()
+
+
+def service_proofs(
+    settings: policy.LoadAwarePolicy,
+    *,
+    clock: Callable[[], datetime.datetime],
+    read_secret: metrics.SecretReader | None = None,
+) -> Proofs | None:
+    """serve's Proofs when a schedule plans ahead (and Prometheus is the source), else None."""
+    if settings.metrics.prometheus is None or not any(s.forecast for s in settings.schedules):
+        return None
+    forecaster = metrics.PrometheusForecaster(settings.metrics, read_secret=read_secret)
+    return Proofs(forecaster, clock=clock)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import urllib3
 
 from loadaware import cluster, errors, evict, metrics, policy, report
-from loadaware.runtime import _metrics_dump, _round, _service_metrics
+from loadaware.runtime import _forecast, _metrics_dump, _round, _service_metrics
 
 if TYPE_CHECKING:
     import kubernetes.client
@@ -79,12 +79,17 @@ def live_round_context(
     def read_usage(state: cluster.ClusterState) -> metrics.Usage:
         return _metrics_dump.fetch_cluster_usage(state, settings, source, now())
 
+    read_forecast = None
+    if settings.metrics.prometheus is not None:
+        forecaster = metrics.PrometheusForecaster(settings.metrics, read_secret=secret_reader(api))
+        read_forecast = _forecast.forecast_reader(settings, forecaster)
     return _round.RoundContext(
         kube=evict.Kube(api),
         read_cluster=read_cluster or (lambda: cluster.read_cluster(client=api)),
         read_usage=read_usage,
         clock=now,
         poll_seconds=poll_seconds,
+        read_forecast=read_forecast,
     )
 
 

@@ -79,6 +79,7 @@ def test_public_names_are_pinned() -> None:
             "ForecastInfo",
             "ForecastValue",
             "PrometheusForecaster",
+            "forecast_from_usage",
             "forecast_usage",
             "workload_of",
             "HotLimits",
