@@ -166,6 +166,12 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--report", help="also write the round as a self-contained HTML page here")
     run.add_argument("--pushgateway", help="push loadaware's metrics to this Pushgateway URL")
+    run.add_argument(
+        "--forecast-horizon",
+        type=policy.parse_duration,
+        help="plan ahead, as a schedule's forecast does: on the usage forecast for this long "
+        "from now (needs metrics.prometheus)",
+    )
 
     srv = commands.add_parser(
         "serve", help="long-running: schedules, Alertmanager webhook, /metrics, leader election"
@@ -346,6 +352,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         kubeconfig=args.kubeconfig,
         context=args.context,
         dry_run=True if args.dry_run else None,
+        forecast_horizon=args.forecast_horizon,
     )
     audit = report.round_to_json(record)
     text = json.dumps(audit, indent=2) + "\n"

@@ -118,9 +118,15 @@ def run_once(
     api: kubernetes.client.ApiClient | None = None,
     read_cluster: ClusterReader | None = None,
     provider: metrics.MetricsProvider | None = None,
+    forecast_horizon: datetime.timedelta | None = None,
 ) -> report.RoundRecord:
-    """`loadaware run --once`: one live round; the record says what happened."""
+    """`loadaware run --once`: one live round; the record says what happened.
+    forecast_horizon: plan ahead, as a schedule with `forecast` does."""
     settings = policy.load_policy(policy_file)
+    if forecast_horizon is not None and settings.metrics.prometheus is None:
+        raise errors.InputError(
+            "--forecast-horizon needs metrics.prometheus: a forecast is read from past weeks"
+        )
     client = api or api_client_from(kubeconfig, context)
     round_context = live_round_context(
         settings, client, read_cluster=read_cluster, provider=provider
@@ -151,6 +157,7 @@ def run_once(
             _round.RoundOptions(
                 trigger="once",
                 dry_run=dry_run,
+                forecast_horizon=forecast_horizon,
                 stop_requested=lambda: f"{terminated[0]} received" if terminated else None,
             ),
         )

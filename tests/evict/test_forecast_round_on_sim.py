@@ -94,6 +94,7 @@ def test_round_plans_and_evicts_on_the_forecast(server, tmp_path) -> None:
     assert planned_hot == {coming}
     assert {e.node for e in record.plan.evictions} == {coming}
     audit = report.round_to_json(record)
+    assert audit["plan"]["forecast"]["horizon"] == "1h"
     evicted = [e for e in audit["evictions"] if e["result"] == "evicted"]
     assert evicted, audit["evictions"]
     assert all(e["node"] == coming for e in audit["evictions"])

@@ -89,3 +89,13 @@ def test_plan_on_a_forecast_file(files, tmp_path, capsys) -> None:
 def test_forecast_goes_with_cluster(capsys) -> None:
     assert cli.main(["simulate", "--forecast", "f.json"]) == 2
     assert "--forecast go with --cluster" in capsys.readouterr().err
+
+
+def test_run_once_forecast_needs_prometheus(tmp_path, capsys) -> None:
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text("metrics:\n  metricsServer: {}\n")
+    code = cli.main(
+        ["run", "--once", "--policy", str(policy_file), "--forecast-horizon", "1h", "--dry-run"]
+    )
+    assert code == 2
+    assert "--forecast-horizon needs metrics.prometheus" in capsys.readouterr().err
