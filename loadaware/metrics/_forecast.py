@@ -50,6 +50,7 @@ import dataclasses
 import datetime
 import math
 import re
+import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
@@ -200,7 +201,7 @@ class PrometheusForecaster:
         wanted_workloads = frozenset(workload_of(key) for key in pod_keys)
         parts = [p for p in self._parts() if p[0] == "node" or wanted_workloads]
         credentials = _auth.resolve_credentials(self._source, self._read_secret)
-        started = datetime.datetime.now(datetime.UTC)
+        started = time.perf_counter()
         with (
             collector.paused(),
             self._provider._session(credentials) as client,
@@ -215,7 +216,7 @@ class PrometheusForecaster:
                     self._weekly, client, text, what, kind, label, now
                 )
             answers = {key: job.result() for key, job in jobs.items()}
-        seconds = (datetime.datetime.now(datetime.UTC) - started).total_seconds()
+        seconds = time.perf_counter() - started
         resources = [r for kind, r, _, _ in parts if kind == "node"]
         nodes, uncovered_nodes = _combine(
             {r: answers[("node", r)] for r in resources},

@@ -13,7 +13,8 @@ Covered:
 - a round on the forecast (horizon 1h) plans evictions off node-1 and node-2
   while their current usage is low; replaying the peak on the resulting
   placement leaves at most one of them hot; the same round on the moment's
-  usage is a noop;
+  usage is a noop; the same through run_round, as a forecast schedule starts it
+  (dry run), with the forecast and what lacked one in the audit record;
 - a workload with two weeks of history (minWeeks 3) has no forecast: its pods
   do not move, and the plan names it; a node with two weeks is excluded with
   the reason (onStaleNode Exclude) or refuses the round (Refuse);
@@ -26,15 +27,17 @@ Covered:
 from __future__ import annotations
 
 import datetime
+import pathlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
 
-from loadaware import cluster, metrics, plan, policy, runtime
+from loadaware import cluster, evict, metrics, plan, policy, report, runtime
 from loadaware.runtime import _forecast_proof
 from tests.lib import builders
 from tests.lib import prometheus as lib
+from tests.lib.sim import sim_server
 from tests.lib.weekly import GiB, MiB, WeeklyCluster, WorkloadTruth
 
 NOW = datetime.datetime(2026, 11, 30, 8, 30, tzinfo=datetime.UTC)  # a Monday
@@ -275,3 +278,39 @@ def test_proof_reads_the_real_peak_back(backfilled: Backfilled) -> None:
     assert node_1.actual["cpu"] == pytest.approx((0.2 + 2 * 1.2 + 0.9) / CORES, rel=0.02)
     assert abs(node_1.error["cpu"]) < 0.02
     assert proof.nodes["node-6"].error["cpu"] == pytest.approx(2.5 / CORES, rel=0.05)
+
+
+def test_scheduled_round_plans_ahead_through_run_round(
+    backfilled: Backfilled, tmp_path: pathlib.Path
+) -> None:
+    """The round a forecast schedule starts (dry run), wired as serve wires it: the
+    cluster as read, current usage and forecast from Prometheus, the clock at 08:30."""
+    settings = _policy(backfilled.url)
+    state = backfilled.state
+    with sim_server("small") as server:
+        kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
+        client = cluster.api_client(cluster.ClientSettings(kubeconfig=str(kubeconfig)))
+        provider = metrics.PrometheusProvider(settings.metrics)
+        forecaster = metrics.PrometheusForecaster(settings.metrics)
+        context = runtime.RoundContext(
+            kube=evict.Kube(client),
+            read_cluster=lambda: state,
+            read_usage=lambda s: runtime.fetch_cluster_usage(s, settings, provider, NOW),
+            clock=lambda: NOW,
+            read_forecast=runtime.forecast_reader(settings, forecaster),
+        )
+        schedule = settings.schedules[0]
+        assert schedule.forecast is not None
+        options = runtime.RoundOptions(
+            trigger="schedule", dry_run=True, forecast_horizon=schedule.forecast.horizon
+        )
+        record = runtime.run_round(settings, context, options)
+        plain = runtime.run_round(settings, context, runtime.RoundOptions(dry_run=True))
+    assert plain.status == "noop", plain.reason
+    assert record.plan is not None
+    assert record.plan.status == "planned", record.plan.reason
+    assert {e.node for e in record.plan.evictions} == set(HOT_AT_PEAK)
+    audit = report.round_to_json(record)
+    assert "shop/newapp" in audit["plan"]["forecast"]["uncoveredWorkloads"]
+    assert options.proof is not None
+    assert options.proof.forecast_hot == frozenset(HOT_AT_PEAK)
