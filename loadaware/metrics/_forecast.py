@@ -316,7 +316,11 @@ def _combine(
     min_weeks: int,
     weeks: int,
 ) -> tuple[dict[str, ForecastValue], dict[str, str]]:
-    """The quantile across weeks per key and resource; keys with too few weeks apart."""
+    """The quantile across weeks per key and resource; keys with too few weeks apart.
+
+    cpu and memory must have minWeeks. A named resource (a GPU) counts only where
+    the key has any of it: a node or workload without GPU series has no GPU use,
+    while one with GPU series in fewer than minWeeks weeks has no forecast."""
     values: dict[str, ForecastValue] = {}
     uncovered: dict[str, str] = {}
     for key in sorted(wanted):
@@ -324,6 +328,8 @@ def _combine(
         fewest = weeks
         for resource, answer in answers.items():
             weekly = answer.get(key, {})
+            if not weekly and resource not in ("cpu", "memory"):
+                continue
             fewest = min(fewest, len(weekly))
             if len(weekly) >= min_weeks:
                 per_resource[resource] = float(
@@ -408,7 +414,7 @@ def forecast_usage(current: Usage, forecast: Forecast) -> Usage:
             sample,
             cpu_cores=value.cpu_cores,
             memory_bytes=value.memory_bytes,
-            named={r: value.named.get(r, v) for r, v in sample.named.items()},
+            named=_named(sample, value),
         )
     pods: dict[str, UsageSample] = {}
     for key, sample in current.pods.items():
@@ -419,7 +425,7 @@ def forecast_usage(current: Usage, forecast: Forecast) -> Usage:
             sample,
             cpu_cores=value.cpu_cores,
             memory_bytes=value.memory_bytes,
-            named={r: value.named.get(r, v) for r, v in sample.named.items()},
+            named=_named(sample, value),
         )
     info = ForecastInfo(
         at=forecast.at,
@@ -446,3 +452,10 @@ def forecast_usage(current: Usage, forecast: Forecast) -> Usage:
         unforecast=gaps,
         forecast=info,
     )
+
+
+def _named(sample: UsageSample, value: ForecastValue) -> dict[str, float]:
+    """The named resources of a sample, forecast. One the forecast has no weeks of at
+    all (no series in past weeks: a GPU workload new to its nodes) keeps what it uses
+    now: a node without a value its pool judges would have no sample at all."""
+    return {r: value.named.get(r, v) for r, v in sample.named.items()}

@@ -10,7 +10,7 @@ import datetime
 
 import pytest
 
-from loadaware import metrics
+from loadaware import metrics, policy
 from loadaware.metrics import _forecast
 from tests.lib.builders import NOW, make_usage, sample
 
@@ -107,3 +107,51 @@ def test_forecast_usage_keeps_current_times_and_fails_closed() -> None:
         "default/new": "no forecast: 2 of the last 4 weeks"
     }
     assert usage.history is None
+
+
+def test_named_resources_are_forecast_where_they_have_history() -> None:
+    answers = {
+        "cpu": {"gpu-node": {1: 1.0, 2: 1.0, 3: 1.0}, "cpu-node": {1: 1.0, 2: 1.0, 3: 1.0}},
+        "memory": {"gpu-node": {1: 1.0, 2: 1.0, 3: 1.0}, "cpu-node": {1: 1.0, 2: 1.0, 3: 1.0}},
+        "gpu": {"gpu-node": {1: 2.0, 2: 3.0, 3: 4.0}, "new-gpu": {1: 1.0}},
+    }
+    answers["cpu"]["new-gpu"] = answers["memory"]["new-gpu"] = {1: 1.0, 2: 1.0, 3: 1.0}
+    wanted = frozenset({"gpu-node", "cpu-node", "new-gpu"})
+    values, uncovered = _forecast._combine(answers, wanted, 1.0, 3, 4)
+    assert values["gpu-node"].named == {"gpu": 4.0}
+    # No GPU series at all: no GPU use, still a forecast.
+    assert values["cpu-node"].named == {}
+    # GPU series in one week only: too little history.
+    assert set(uncovered) == {"new-gpu"}
+
+
+def test_forecaster_reads_every_named_resource() -> None:
+    forecaster = metrics.PrometheusForecaster(
+        policy.MetricsSettings.model_validate(
+            {
+                "prometheus": {
+                    "url": "http://prometheus:9090",
+                    "resources": {
+                        "gpu": {
+                            "node": "avg by (Hostname) (DCGM_FI_DEV_GPU_UTIL) / 100",
+                            "pod": "sum by (namespace, pod) (DCGM_FI_DEV_GPU_UTIL) / 100",
+                            "capacity": "nvidia.com/gpu",
+                            "nodeTimestamp": "max by (Hostname) (timestamp(DCGM_FI_DEV_GPU_UTIL))",
+                            "podTimestamp": "max by (namespace, pod) "
+                            "(timestamp(DCGM_FI_DEV_GPU_UTIL))",
+                            "nodeLabel": "Hostname",
+                        }
+                    },
+                }
+            }
+        )
+    )
+    parts = {(kind, resource): label for kind, resource, _, label in forecaster._parts()}
+    assert parts == {
+        ("node", "cpu"): None,
+        ("node", "memory"): None,
+        ("pod", "cpu"): None,
+        ("pod", "memory"): None,
+        ("node", "gpu"): "Hostname",
+        ("pod", "gpu"): None,
+    }
