@@ -497,6 +497,58 @@ LOADAWARE = DashboardSpec(
             ],
         ),
         RowSpec(
+            "Forecast proof",
+            [
+                PanelSpec(
+                    "Forecast hot calls",
+                    "timeseries",
+                    [
+                        Query(
+                            "sum by (outcome) "
+                            "(increase(loadaware_forecast_nodes_total[$__rate_interval]))",
+                            "{{outcome}}",
+                        )
+                    ],
+                    "Rounds planned ahead (schedules with forecast), proved once their horizon "
+                    "has passed: nodes expected hot that were (hit) or were not (false_alarm), "
+                    "nodes expected fine that turned hot (miss), and nodes hot in the forecast "
+                    "that the round's moves kept under their targets (relieved).",
+                    width=8,
+                ),
+                PanelSpec(
+                    "Forecast error by node",
+                    "bargauge",
+                    [
+                        Query(
+                            "topk(10, max by (node, resource) "
+                            "(abs(loadaware_forecast_error_ratio)))",
+                            "{{node}} {{resource}}",
+                            instant=True,
+                        )
+                    ],
+                    "The nodes the last proved forecast was furthest off for: |real peak - "
+                    "expected| utilisation over its horizon, as a fraction of allocatable.",
+                    unit="percentunit",
+                    width=8,
+                ),
+                PanelSpec(
+                    "Forecast mean absolute error",
+                    "timeseries",
+                    [
+                        Query(
+                            "max by (resource) (loadaware_forecast_mean_absolute_error_ratio)",
+                            "{{resource}}",
+                        )
+                    ],
+                    "Mean over the nodes of each proved forecast round of |real peak - "
+                    "expected| utilisation; LoadawareForecastPersistentlyWrong fires when most "
+                    "hot calls of the last days were wrong.",
+                    unit="percentunit",
+                    width=8,
+                ),
+            ],
+        ),
+        RowSpec(
             "Solver",
             [
                 PanelSpec(

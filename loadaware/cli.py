@@ -51,6 +51,16 @@ def _build_parser() -> argparse.ArgumentParser:
     source.add_argument("--scenario", help="built-in scenario name (default: peak-hour)")
     source.add_argument("--cluster", help="cluster file (kubectl -o yaml/json output)")
     sim.add_argument("--metrics", help="metrics file (with --cluster)")
+    sim.add_argument(
+        "--forecast",
+        help="plan ahead: a metrics file of the usage forecast for the coming peak "
+        "(with --cluster)",
+    )
+    sim.add_argument(
+        "--forecast-horizon",
+        type=policy.parse_duration,
+        help="the forecast's horizon (default: the policy's first forecast schedule's, else 1h)",
+    )
     sim.add_argument("--policy", help="policy file (default: the built-in defaults)")
     sim.add_argument("--now", type=_parse_time, help="RFC 3339 time to judge staleness at")
     sim.add_argument("-o", "--output", choices=["table", "json"], default="table")
@@ -65,6 +75,16 @@ def _build_parser() -> argparse.ArgumentParser:
     pl = commands.add_parser("plan", help="plan offline from files: no cluster, no network")
     pl.add_argument("--cluster", required=True)
     pl.add_argument("--metrics", required=True)
+    pl.add_argument(
+        "--forecast",
+        help="plan ahead: a metrics file of the usage forecast for the coming peak "
+        "(nodes by name, pods by pod or workload)",
+    )
+    pl.add_argument(
+        "--forecast-horizon",
+        type=policy.parse_duration,
+        help="the forecast's horizon (default: the policy's first forecast schedule's, else 1h)",
+    )
     pl.add_argument("--policy", required=True)
     pl.add_argument("--now", type=_parse_time, help="RFC 3339 (default: the current time)")
     pl.add_argument("-o", "--output", choices=["json", "table", "html"], default="table")
@@ -153,6 +173,12 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--report", help="also write the round as a self-contained HTML page here")
     run.add_argument("--pushgateway", help="push loadaware's metrics to this Pushgateway URL")
+    run.add_argument(
+        "--forecast-horizon",
+        type=policy.parse_duration,
+        help="plan ahead, as a schedule's forecast does: on the usage forecast for this long "
+        "from now (needs metrics.prometheus)",
+    )
 
     srv = commands.add_parser(
         "serve", help="long-running: schedules, Alertmanager webhook, /metrics, leader election"
@@ -242,6 +268,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         now=now,
         solver=args.solver,
         freeze_loaded=True,
+        forecast_file=args.forecast,
+        forecast_horizon=args.forecast_horizon,
     )
     _print_plan(result, args.output, args.all_nodes)
     return _plan_exit_code(result)
@@ -258,9 +286,18 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         state = cluster.load_cluster_file(args.cluster)
         usage = metrics.load_metrics_file(args.metrics)
         title = f"cluster {args.cluster}"
+        if args.forecast:
+            if args.api:
+                raise errors.InputError("--forecast goes without --api")
+            usage = runtime.with_forecast_file(
+                usage, settings, args.forecast, args.forecast_horizon
+            )
+            title += f", planned on the forecast {args.forecast}"
     else:
-        if args.metrics:
-            raise errors.InputError("--metrics goes with --cluster, not with --scenario")
+        if args.metrics or args.forecast:
+            raise errors.InputError(
+                "--metrics and --forecast go with --cluster, not with --scenario"
+            )
         name = args.scenario or sim.DEFAULT_SCENARIO
         scenario = sim.builtin_scenario(name, now=args.now or datetime.datetime.now(datetime.UTC))
         state = cluster.cluster_state_from_objects(scenario.objects)
@@ -322,6 +359,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         kubeconfig=args.kubeconfig,
         context=args.context,
         dry_run=True if args.dry_run else None,
+        forecast_horizon=args.forecast_horizon,
     )
     audit = report.round_to_json(record)
     text = json.dumps(audit, indent=2) + "\n"

@@ -14,6 +14,10 @@ if `confirm_hotspots(usage.history, limits, consecutive)` contains it. When
 Usage.history is None (metrics-server, a file without history) there is nothing
 to confirm against and the instant classification stands.
 
+Forecasts (PrometheusForecaster, forecast_usage): the usage expected over a
+coming horizon, from the same hours of past weeks, for rounds that plan ahead of
+a peak; see _forecast.
+
 Limits: the file reader checks shape only; NaN or negative values load as they
 are, so that the judgement refuses them with its stable reason code. Sources
 know node names and pod keys, not the cluster types (metrics does not import
@@ -27,20 +31,38 @@ from loadaware.metrics._file import (
     usage_to_json,
     write_metrics_file,
 )
+from loadaware.metrics._forecast import (
+    Forecast,
+    ForecastValue,
+    PrometheusForecaster,
+    forecast_from_usage,
+    forecast_usage,
+    workload_of,
+)
 from loadaware.metrics._hotspot import HotLimits, confirm_hotspots, history_points
 from loadaware.metrics._judge import NodeScope, UsageVerdict, judge_usage
 from loadaware.metrics._metrics_server import MetricsServerProvider
 from loadaware.metrics._prometheus import DEFAULT_QUERIES, PrometheusProvider, ResourceQuery
 from loadaware.metrics._provider import MetricsProvider
-from loadaware.metrics._types import NodeHistory, Usage, UsageHistory, UsageSample
+from loadaware.metrics._types import (
+    ForecastInfo,
+    NodeHistory,
+    Usage,
+    UsageHistory,
+    UsageSample,
+)
 
 __all__ = [
     "DEFAULT_QUERIES",
+    "Forecast",
+    "ForecastInfo",
+    "ForecastValue",
     "HotLimits",
     "MetricsProvider",
     "MetricsServerProvider",
     "NodeHistory",
     "NodeScope",
+    "PrometheusForecaster",
     "PrometheusProvider",
     "ResourceQuery",
     "Secret",
@@ -50,11 +72,14 @@ __all__ = [
     "UsageSample",
     "UsageVerdict",
     "confirm_hotspots",
+    "forecast_from_usage",
+    "forecast_usage",
     "history_points",
     "judge_usage",
     "kubernetes_secret_reader",
     "load_metrics_file",
     "usage_from_json",
     "usage_to_json",
+    "workload_of",
     "write_metrics_file",
 ]

@@ -66,7 +66,9 @@ def judge_usage(
         # knows about: its age tells the operator more than "no sample".
         newest = sample.timestamp if sample is not None else usage.last_seen.get(name)
         lacking = [r for r in nodes[name].named if sample is not None and r not in sample.named]
-        if lacking:
+        if name in usage.unforecast:
+            why = usage.unforecast[name]
+        elif lacking:
             why = f"no {lacking[0]} value (metrics.prometheus.resources.{lacking[0]})"
         elif newest is None:
             why = "no sample"

@@ -42,6 +42,25 @@ class UsageHistory:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ForecastInfo:
+    """What a round planned on a forecast says of it (plan JSON `forecast`, the audit
+    record): the window, and the nodes and workloads that had none, with why."""
+
+    at: datetime.datetime
+    horizon: datetime.timedelta
+    weeks: int
+    min_weeks: int
+    quantile: float
+    nodes: int
+    workloads: int
+    uncovered_nodes: Mapping[str, str] = field(default_factory=dict)
+    uncovered_workloads: Mapping[str, str] = field(default_factory=dict)
+    # node -> the forecast values (cpu cores, memory bytes, named) the plan used:
+    # what the proof after the peak compares with.
+    node_values: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
 class Usage:
     collected_at: datetime.datetime
     nodes: Mapping[str, UsageSample] = field(default_factory=dict)
@@ -55,6 +74,10 @@ class Usage:
     notes: Mapping[str, str] = field(default_factory=dict)
     # node -> named resource -> capacity, where a query gives it (see NamedResource).
     capacity: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    # Planned on a forecast (see metrics._forecast): what it was, and the nodes
+    # left without a sample for want of one (node -> why; judged as stale).
+    forecast: ForecastInfo | None = None
+    unforecast: Mapping[str, str] = field(default_factory=dict)
 
 
 # The slots' own setters, which a frozen dataclass's __init__ reaches through

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
+from loadaware import metrics, policy
 from loadaware.plan._types import ConsolidationReport, Plan
 
 
@@ -64,6 +66,22 @@ def plan_to_json(plan: Plan) -> dict[str, Any]:
             if plan.steering_would_relieve is not None
             else {}
         ),
+        **({"forecast": forecast_to_json(plan.forecast)} if plan.forecast else {}),
+    }
+
+
+def forecast_to_json(info: metrics.ForecastInfo) -> dict[str, Any]:
+    """The forecast a plan was made on: its window, and what had none, with why."""
+    return {
+        "at": info.at.astimezone(datetime.UTC).isoformat().replace("+00:00", "Z"),
+        "horizon": policy.format_duration(info.horizon),
+        "weeks": info.weeks,
+        "minWeeks": info.min_weeks,
+        "quantile": info.quantile,
+        "nodes": info.nodes,
+        "workloads": info.workloads,
+        "uncoveredNodes": dict(sorted(info.uncovered_nodes.items())),
+        "uncoveredWorkloads": dict(sorted(info.uncovered_workloads.items())),
     }
 
 

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from loadaware.metrics import ForecastInfo
+
 PlanStatus = Literal["planned", "noop", "refused"]
 NodeClass = Literal["hot", "cold", "normal", "excluded"]
 SolverMethod = Literal["milp", "greedy", "none"]
@@ -90,3 +92,5 @@ class Plan:
     consolidation: ConsolidationReport | None = None  # None: consolidation is off
     # With steering.softTaint off: how many more hot nodes steering would relieve.
     steering_would_relieve: int | None = None
+    # Planned on a forecast (a schedule's `forecast`): what it was; None: on the moment's usage.
+    forecast: ForecastInfo | None = None

@@ -217,6 +217,56 @@ class NamedResource(_Model):
         return re.fullmatch(r"[A-Za-z0-9./_-]+", self.capacity) is None
 
 
+class ForecastSettings(_Model):
+    """How a schedule with `forecast` reads the usage to come: for each node and
+    workload, the `quantile` across the last `weeks` weeks of the peak over the
+    same time-of-week window (see docs/planning-ahead.md)."""
+
+    weeks: int = Field(
+        default=4,
+        ge=1,
+        le=52,
+        description="How many past weeks are read: the same time-of-week window of each.",
+    )
+    min_weeks: int = Field(
+        default=3,
+        ge=1,
+        description=(
+            "Weeks with data a node or workload needs for a forecast; with fewer it has "
+            "none (fail closed: the node is excluded or the round refused as for stale "
+            "metrics, the workload's pods do not move)."
+        ),
+    )
+    quantile: float = Field(
+        default=0.9,
+        gt=0,
+        le=1,
+        description=(
+            "The quantile across weeks of each week's peak over the window (1: the highest week)."
+        ),
+    )
+    step: Duration = Field(
+        default=datetime.timedelta(minutes=5),
+        description=(
+            "The subquery step inside each week's window: the peak is the highest "
+            "value at this resolution."
+        ),
+    )
+
+    @field_validator("step")
+    @classmethod
+    def _positive_step(cls, value: datetime.timedelta) -> datetime.timedelta:
+        if value <= datetime.timedelta(0):
+            raise ValueError("must be a positive duration")
+        return value
+
+    @model_validator(mode="after")
+    def _min_weeks_within(self) -> ForecastSettings:
+        if self.min_weeks > self.weeks:
+            raise ValueError(f"minWeeks ({self.min_weeks}) must not exceed weeks ({self.weeks})")
+        return self
+
+
 class PrometheusSource(_Model):
     url: AnyHttpUrl = Field(
         description=(
@@ -302,6 +352,13 @@ class PrometheusSource(_Model):
         description=(
             "Further resources by name (GPU, network, disk), usable beside cpu and "
             "memory in nodePools' thresholds and targetThresholds."
+        ),
+    )
+    forecast: ForecastSettings = Field(
+        default_factory=ForecastSettings,
+        description=(
+            "How schedules with `forecast` read the usage to come from the same hours "
+            "of past weeks."
         ),
     )
 
@@ -773,6 +830,30 @@ class ClusterCacheSettings(_Model):
         return value
 
 
+# A forecast looks at most this far ahead: beyond it the windows of past weeks
+# would overlap the next week's.
+MAX_FORECAST_HORIZON = datetime.timedelta(days=1)
+
+
+class ScheduleForecast(_Model):
+    """A round that plans on the usage forecast for the coming `horizon` rather than
+    the usage of the moment (needs metrics.prometheus; see its `forecast`)."""
+
+    horizon: Duration = Field(
+        description=(
+            "How far ahead the round plans, from its start: nodes are classified and "
+            "moves chosen on the usage expected over [start, start + horizon]."
+        ),
+    )
+
+    @field_validator("horizon")
+    @classmethod
+    def _horizon_range(cls, value: datetime.timedelta) -> datetime.timedelta:
+        if not datetime.timedelta(0) < value <= MAX_FORECAST_HORIZON:
+            raise ValueError("must be a positive duration of at most 24h")
+        return value
+
+
 class Schedule(_Model):
     name: str = Field(
         min_length=1,
@@ -798,6 +879,14 @@ class Schedule(_Model):
     pools: list[str] | None = Field(
         default=None,
         description="Only these pools' nodes are sources; unset: every pool.",
+    )
+    forecast: ScheduleForecast | None = Field(
+        default=None,
+        description=(
+            "Plan ahead: the round classifies nodes and chooses moves on the usage "
+            "forecast for the coming horizon, from the same hours of past weeks "
+            "(metrics.prometheus.forecast). Unset: on the usage of the moment."
+        ),
     )
 
     @field_validator("cron")
@@ -1436,6 +1525,24 @@ class LoadAwarePolicy(_Model):
                     + ", ".join([*BUILTIN_RESOURCES, *defined])
                     + f" (define it under metrics.prometheus.resources.{name})"
                 )
+        return self
+
+    @model_validator(mode="after")
+    def _forecast_has_a_source(self) -> LoadAwarePolicy:
+        # Only Prometheus keeps the past weeks a forecast is read from.
+        if self.metrics.prometheus is None:
+            for index, schedule in enumerate(self.schedules):
+                if schedule.forecast is not None:
+                    source = (
+                        "metrics-server keeps no history"
+                        if self.metrics.metrics_server is not None
+                        else "the policy has no metrics source"
+                    )
+                    raise ValueError(
+                        f"schedules[{index}].forecast: a forecast is read from past weeks "
+                        f"in Prometheus and {source}; set metrics.prometheus or remove "
+                        "the forecast"
+                    )
         return self
 
     @model_validator(mode="after")

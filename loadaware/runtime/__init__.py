@@ -2,6 +2,7 @@
 simulation, `run --once`, and `serve` (schedules, the Alertmanager webhook,
 leader election, the service's own metrics)."""
 
+from loadaware.runtime._forecast import forecast_reader
 from loadaware.runtime._leader import AlwaysLeader, Elector, LeaseElector
 from loadaware.runtime._live import (
     api_client_from,
@@ -11,7 +12,12 @@ from loadaware.runtime._live import (
     run_once,
 )
 from loadaware.runtime._metrics_dump import dump_metrics, fetch_cluster_usage
-from loadaware.runtime._offline import plan_from_files, timed_plan, with_solver
+from loadaware.runtime._offline import (
+    plan_from_files,
+    timed_plan,
+    with_forecast_file,
+    with_solver,
+)
 from loadaware.runtime._round import RoundContext, RoundOptions, run_round
 from loadaware.runtime._schedule import Schedules, crontab_day_of_week, next_fire_time
 from loadaware.runtime._serve import HttpServer, Service, build_service, serve, serve_policy
@@ -42,6 +48,7 @@ __all__ = [
     "crontab_day_of_week",
     "dump_metrics",
     "fetch_cluster_usage",
+    "forecast_reader",
     "live_round_context",
     "next_fire_time",
     "observe_round",
@@ -55,5 +62,6 @@ __all__ = [
     "simulate_round",
     "simulate_through_api",
     "timed_plan",
+    "with_forecast_file",
     "with_solver",
 ]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import urllib3
 
 from loadaware import cluster, errors, evict, metrics, policy, report
-from loadaware.runtime import _metrics_dump, _round, _service_metrics
+from loadaware.runtime import _forecast, _metrics_dump, _round, _service_metrics
 
 if TYPE_CHECKING:
     import kubernetes.client
@@ -81,6 +81,10 @@ def live_round_context(
     def read_usage(state: cluster.ClusterState) -> metrics.Usage:
         return _metrics_dump.fetch_cluster_usage(state, settings, source, now())
 
+    read_forecast = None
+    if settings.metrics.prometheus is not None:
+        forecaster = metrics.PrometheusForecaster(settings.metrics, read_secret=secret_reader(api))
+        read_forecast = _forecast.forecast_reader(settings, forecaster)
     if cache is not None:
         check = cache_check(settings, cache)
         return _round.RoundContext(
@@ -90,6 +94,7 @@ def live_round_context(
             clock=now,
             poll_seconds=poll_seconds,
             check_cluster=check,
+            read_forecast=read_forecast,
         )
     return _round.RoundContext(
         kube=evict.Kube(api),
@@ -97,6 +102,7 @@ def live_round_context(
         read_usage=read_usage,
         clock=now,
         poll_seconds=poll_seconds,
+        read_forecast=read_forecast,
     )
 
 
@@ -152,9 +158,15 @@ def run_once(
     api: kubernetes.client.ApiClient | None = None,
     read_cluster: ClusterReader | None = None,
     provider: metrics.MetricsProvider | None = None,
+    forecast_horizon: datetime.timedelta | None = None,
 ) -> report.RoundRecord:
-    """`loadaware run --once`: one live round; the record says what happened."""
+    """`loadaware run --once`: one live round; the record says what happened.
+    forecast_horizon: plan ahead, as a schedule with `forecast` does."""
     settings = policy.load_policy(policy_file)
+    if forecast_horizon is not None and settings.metrics.prometheus is None:
+        raise errors.InputError(
+            "--forecast-horizon needs metrics.prometheus: a forecast is read from past weeks"
+        )
     client = api or api_client_from(kubeconfig, context)
     # The round plans from a watched cache, and the evictor's checks and waits read
     # it: one list of each kind, then events, whatever the number of evictions.
@@ -190,6 +202,7 @@ def run_once(
             _round.RoundOptions(
                 trigger="once",
                 dry_run=dry_run,
+                forecast_horizon=forecast_horizon,
                 stop_requested=lambda: f"{terminated[0]} received" if terminated else None,
             ),
         )

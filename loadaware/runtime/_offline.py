@@ -9,6 +9,7 @@ import os
 import time
 
 from loadaware import cluster, metrics, plan, policy
+from loadaware.runtime import _forecast
 
 
 def timed_plan(
@@ -26,7 +27,9 @@ def timed_plan(
         state, usage, settings, now, carried=carried, source_nodes=source_nodes
     )
     seconds = time.perf_counter() - started
-    return dataclasses.replace(result, solver=dataclasses.replace(result.solver, seconds=seconds))
+    result = dataclasses.replace(result, solver=dataclasses.replace(result.solver, seconds=seconds))
+    # Planned on a forecast: the plan says so, and names what had none.
+    return _forecast.with_forecast_note(result, usage.forecast)
 
 
 def with_solver(settings: policy.LoadAwarePolicy, solver: str | None) -> policy.LoadAwarePolicy:
@@ -46,6 +49,8 @@ def plan_from_files(
     now: datetime.datetime,
     solver: str | None = None,
     freeze_loaded: bool = False,
+    forecast_file: str | os.PathLike[str] | None = None,
+    forecast_horizon: datetime.timedelta | None = None,
 ) -> plan.Plan:
     """Plan from the files. `freeze_loaded` (a process that plans once, as the CLI):
     the loaded cluster lives until exit, so it is moved out of the collector's reach
@@ -54,6 +59,35 @@ def plan_from_files(
     settings = with_solver(policy.load_policy(policy_file), solver)
     state = cluster.load_cluster_file(cluster_file)
     usage = metrics.load_metrics_file(metrics_file)
+    if forecast_file is not None:
+        usage = with_forecast_file(usage, settings, forecast_file, forecast_horizon)
     if freeze_loaded:
         gc.freeze()
     return timed_plan(state, usage, settings, now)
+
+
+def with_forecast_file(
+    usage: metrics.Usage,
+    settings: policy.LoadAwarePolicy,
+    forecast_file: str | os.PathLike[str],
+    horizon: datetime.timedelta | None = None,
+) -> metrics.Usage:
+    """Usage to plan on from a forecast given as a metrics file (`--forecast`): its
+    values, with the current file's sample times. The horizon: as given, else the
+    first schedule's that plans ahead, else an hour."""
+    if horizon is None:
+        ahead = [s.forecast.horizon for s in settings.schedules if s.forecast is not None]
+        horizon = ahead[0] if ahead else datetime.timedelta(hours=1)
+    config = (
+        settings.metrics.prometheus.forecast
+        if settings.metrics.prometheus is not None
+        else policy.ForecastSettings()
+    )
+    forecast = metrics.forecast_from_usage(
+        metrics.load_metrics_file(forecast_file),
+        horizon=horizon,
+        weeks=config.weeks,
+        min_weeks=config.min_weeks,
+        quantile=config.quantile,
+    )
+    return metrics.forecast_usage(usage, forecast)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from loadaware import cluster, evict, metrics, plan, policy, report
 from loadaware.errors import ClusterError, RefusedError, SetupError
-from loadaware.runtime import _relief, _verdict
+from loadaware.runtime import _forecast, _forecast_proof, _relief, _verdict
 from loadaware.runtime._offline import timed_plan
 
 log = logging.getLogger(__name__)
@@ -58,6 +58,9 @@ class RoundContext:
     # Raises RefusedError when the view of the cluster is older than its bound (the
     # cluster cache's check); asked before each eviction. None: read fresh each time.
     check_cluster: Callable[[], None] | None = None
+    # The forecast for rounds planned ahead (RoundOptions.forecast_horizon); None:
+    # the source has none (only Prometheus keeps past weeks).
+    read_forecast: _forecast.ForecastReader | None = None
 
 
 @dataclass(kw_only=True)
@@ -73,6 +76,10 @@ class RoundOptions:
     stop_requested: Callable[[], str | None] | None = None
     # Told where the round is: "planning", "evicting", "verifying" (serve's /status).
     on_phase: Callable[[str], None] | None = None
+    # Plan ahead: on the usage forecast for [start, start + horizon] (see _forecast).
+    forecast_horizon: datetime.timedelta | None = None
+    # Set by a round planned ahead: what to prove once its horizon has passed.
+    proof: _forecast_proof.PendingProof | None = None
 
 
 EXIT_OK, EXIT_ERROR, EXIT_REFUSED = 0, 1, 3
@@ -166,7 +173,11 @@ def _run(
     )
     _phase(options, "planning")
     snapshot = context.read_cluster()
-    usage = context.read_usage(snapshot)
+    usage = current = context.read_usage(snapshot)
+    # Planning ahead: the plan, its re-checks and landing control see the forecast.
+    plan_context = context
+    if options.forecast_horizon is not None:
+        plan_context, usage = _forecast.plan_ahead(context, snapshot, current, options)
     carried = state.carried_budget(plan.unavailable_by_workload(snapshot))
     record.budgets = _budgets_json(settings, carried)
     record.budgets.update(settled)
@@ -187,6 +198,9 @@ def _run(
         "metricsCollectedAt": evict.rfc3339(usage.collected_at),
         "sourceNodes": sorted(options.source_nodes) if options.source_nodes is not None else None,
     }
+    options.proof = _forecast_proof.PendingProof.for_round(
+        options.round_id, snapshot, settings, planned, dry_run=dry_run
+    )
     if planned.status == "refused":
         raise RefusedError(
             planned.reason.partition(": ")[2], reference=planned.reason.partition(":")[0]
@@ -206,7 +220,7 @@ def _run(
         stop_requested=options.stop_requested,
         check_view=context.check_cluster,
     )
-    recheck = _Rechecker(settings, context, snapshot, usage, options.stop_requested)
+    recheck = _Rechecker(settings, plan_context, snapshot, usage, options.stop_requested)
     # A dry run changes nothing, so the plan's landings stand as they are.
     control = (
         None
@@ -227,7 +241,8 @@ def _run(
         + (f"; stopped: {stopped}" if stopped else "")
     )
     if evicted:
-        _verify_relief(settings, context, options, snapshot, usage, execution, executor, record)
+        # On the moment's usage: before the peak that is all there is to see.
+        _verify_relief(settings, context, options, snapshot, current, execution, executor, record)
     if not dry_run:
         # A dry run moves nothing: there is nothing relieved or left hot to judge.
         _judge(record, planned, execution, stopped)

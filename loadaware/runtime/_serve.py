@@ -48,7 +48,15 @@ from typing import TYPE_CHECKING, Any
 
 from loadaware import cluster, evict, metrics, plan, policy, report
 from loadaware.errors import LoadawareError, PolicyError
-from loadaware.runtime import _leader, _live, _round, _schedule, _service_metrics, _webhook
+from loadaware.runtime import (
+    _forecast_proof,
+    _leader,
+    _live,
+    _round,
+    _schedule,
+    _service_metrics,
+    _webhook,
+)
 
 if TYPE_CHECKING:
     import kubernetes.client
@@ -147,6 +155,8 @@ class Service:
         if unknown:
             raise PolicyError("a schedule names a pool the policy does not have", problems=unknown)
         self.schedules = _schedule.Schedules(settings.schedules, self._on_schedule, clock=clock)
+        # Rounds planned ahead are proved once their horizon has passed.
+        self.proofs = _forecast_proof.service_proofs(settings, clock=clock, read_secret=read_secret)
         self.webhook = _webhook.Webhook(
             settings.serve.webhook,
             start_round=lambda nodes, group: self.try_start_round(
@@ -170,10 +180,11 @@ class Service:
         dry_run: bool | None = None,
         pools: list[str] | None = None,
         label: str = "",
+        forecast_horizon: datetime.timedelta | None = None,
     ) -> str:
         """Start a round in the background: "started", or why not ("round-in-progress",
         "not-leader", "shutting-down"). Never blocks for a round's length."""
-        outcome = self._start(trigger, source_nodes, dry_run, pools, label)
+        outcome = self._start(trigger, source_nodes, dry_run, pools, label, forecast_horizon)
         if outcome != "started":
             _service_metrics.SKIPPED_TRIGGERS.labels(trigger, outcome).inc()
             log.info("trigger starts no round", extra={"reason": f"{trigger}: {outcome}"})
@@ -186,6 +197,7 @@ class Service:
         dry_run: bool | None,
         pools: list[str] | None,
         label: str,
+        forecast_horizon: datetime.timedelta | None = None,
     ) -> str:
         with self._lock:
             if self._stopping.is_set():
@@ -200,6 +212,7 @@ class Service:
                 source_nodes=source_nodes,
                 stop_requested=self._stop_reason,
                 on_phase=self._set_phase,
+                forecast_horizon=forecast_horizon,
             )
             thread = threading.Thread(
                 target=self._round_thread,
@@ -237,7 +250,11 @@ class Service:
 
     def _on_schedule(self, schedule: policy.Schedule) -> None:
         outcome = self.try_start_round(
-            "schedule", dry_run=schedule.dry_run, pools=schedule.pools, label=schedule.name
+            "schedule",
+            dry_run=schedule.dry_run,
+            pools=schedule.pools,
+            label=schedule.name,
+            forecast_horizon=schedule.forecast.horizon if schedule.forecast else None,
         )
         log.info("schedule fired", extra={"reason": f"{schedule.name}: {outcome}"})
         self._publish_next_runs()
@@ -260,6 +277,8 @@ class Service:
                 options.source_nodes = self._pool_nodes(pools)
             record = self._run_round(self.settings, context, options)
             _service_metrics.observe_round(record, seen[0] if seen else None)
+            if options.proof is not None and self.proofs is not None:
+                self.proofs.add(options.proof)
             summary = _summary(record, label)
         except Exception as exc:
             # The service outlives a broken round: log it, count it, go on.
@@ -401,6 +420,8 @@ class Service:
         with self._lock:
             self._stopping.set()
         self.schedules.shutdown()
+        if self.proofs is not None:
+            self.proofs.cancel()
         if self._cleaner is not None:
             self._cleaner.join(timeout=round_timeout)
         if not self.wait_idle(round_timeout):

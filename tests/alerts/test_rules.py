@@ -37,6 +37,7 @@ SELF_ALERTS = {
     "LoadawareBudgetExhausted",
     "LoadawareLeaderMissing",
     "LoadawareLandingsOffPlan",
+    "LoadawareForecastPersistentlyWrong",
 }
 HOTSPOT_ALERT = "LoadawareNodeHot"
 

@@ -577,3 +577,13 @@ def test_sampled_replay_below_100_nodes_scores_every_feasible_node() -> None:
     full = _replayed(*_warm_and_idle(), steered)
     sampled = _replayed(*_warm_and_idle(), steered, scoring=measure.SAMPLED)
     assert sampled == full
+
+
+def test_forecast_fetch_bench_runs_small(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import forecast_fetch
+
+    assert forecast_fetch.main(["--nodes", "5", "--pods", "40", "--repeat", "1"]) == 0
+    table = capsys.readouterr().out
+    assert "| fetch_forecast" in table
+    target = next(line for line in table.splitlines() if "target <= 10 s" in line)
+    assert target.rstrip(" |").endswith("met")

@@ -63,6 +63,9 @@ REQUIRED_PANELS = {
         "Landings off plan",
         "Relief verdicts",
         "Model error",
+        "Forecast hot calls",
+        "Forecast error by node",
+        "Forecast mean absolute error",
     },
 }
 
@@ -258,6 +261,21 @@ def _loadaware_history(start: float, end: float) -> tuple[list[Family], str]:
         gauge("loadaware_solver_seconds", [({"method": "milp"}, 0.12)]),
         gauge("loadaware_solver_gap_ratio", [({}, 0.004)]),
         gauge("loadaware_breaker_open", [({}, 0.0)]),
+        counter(
+            "loadaware_forecast_nodes",
+            [{"outcome": o} for o in ("hit", "false_alarm", "miss", "relieved")],
+            0.5,
+        ),
+        counter("loadaware_forecast_proofs", [{}], 0.1),
+        gauge(
+            "loadaware_forecast_error_ratio",
+            [
+                ({"node": "node-a", "resource": "cpu"}, 0.04),
+                ({"node": "node-c", "resource": "cpu"}, -0.12),
+            ],
+        ),
+        gauge("loadaware_forecast_mean_absolute_error_ratio", [({"resource": "cpu"}, 0.08)]),
+        gauge("loadaware_forecast_last_proof_timestamp_seconds", [({}, start)]),
     ]
 
     def histogram_points(scale: float) -> list[tuple[float, list[tuple[str, float]], float]]:

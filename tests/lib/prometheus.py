@@ -198,10 +198,23 @@ def kube_prometheus_history(
     return [cpu, total, available, usage, working_set]
 
 
-def backfill(openmetrics: pathlib.Path, tsdb: pathlib.Path) -> None:
+def backfill(
+    openmetrics: pathlib.Path, tsdb: pathlib.Path, *, max_block_duration: str | None = None
+) -> None:
+    """max_block_duration: blocks up to this long (promtool's hidden flag; default 2h).
+    Weeks of history in 2h blocks are hundreds of blocks and a minute of backfill."""
     tsdb.mkdir(parents=True, exist_ok=True)
+    flags = [f"--max-block-duration={max_block_duration}"] if max_block_duration else []
     subprocess.run(
-        ["promtool", "tsdb", "create-blocks-from", "openmetrics", str(openmetrics), str(tsdb)],
+        [
+            "promtool",
+            "tsdb",
+            "create-blocks-from",
+            "openmetrics",
+            *flags,
+            str(openmetrics),
+            str(tsdb),
+        ],
         check=True,
         capture_output=True,
         text=True,

@@ -75,6 +75,13 @@ def test_public_names_are_pinned() -> None:
     assert sorted(metrics.__all__) == sorted(
         [
             "DEFAULT_QUERIES",
+            "Forecast",
+            "ForecastInfo",
+            "ForecastValue",
+            "PrometheusForecaster",
+            "forecast_from_usage",
+            "forecast_usage",
+            "workload_of",
             "HotLimits",
             "MetricsProvider",
             "MetricsServerProvider",

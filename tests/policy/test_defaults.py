@@ -174,6 +174,8 @@ def test_public_names_are_pinned() -> None:
             "PrometheusSource",
             "ResourcePercents",
             "Schedule",
+            "ScheduleForecast",
+            "ForecastSettings",
             "SecretReference",
             "SelectorRequirement",
             "ServeSettings",

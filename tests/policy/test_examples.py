@@ -46,3 +46,15 @@ def test_peak_hours_example() -> None:
     assert (peak.cron, peak.timezone) == ("*/10 8-20 * * mon-fri", "Europe/Berlin")
     assert p.serve.webhook.token_file is not None
     assert p.serve.webhook.cooldown == datetime.timedelta(minutes=5)
+
+
+def test_peak_forecast_example() -> None:
+    p = policy.load_policy(REPO / "policy" / "peak-forecast.yaml")
+    assert p.metrics.prometheus is not None
+    forecast = p.metrics.prometheus.forecast
+    assert (forecast.weeks, forecast.min_weeks, forecast.quantile) == (4, 3, 0.9)
+    ahead = p.schedules[0]
+    assert ahead.forecast is not None
+    assert ahead.forecast.horizon == datetime.timedelta(hours=1)
+    assert (ahead.cron, ahead.timezone) == ("30 8 * * mon-fri", "Europe/Berlin")
+    assert p.schedules[1].forecast is None
