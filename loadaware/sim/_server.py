@@ -435,6 +435,13 @@ class SimCluster:
             if method == "DELETE":
                 self.requests.clear()
             return _handlers.Response(200, self.requests.to_json())
+        if parts == ["versions"] and method == "GET":
+            # Each resource's newest change: how far a watcher must have read.
+            latest = {
+                f"{group}/{plural}" if group else plural: rv
+                for (group, plural), rv in sorted(self.store.latest_change.items())
+            }
+            return _handlers.Response(200, {"latestChange": latest})
         if parts == ["watches", "close"] and method == "POST":
             return _handlers.Response(200, {"closed": self.close_watches()})
         if parts == ["compact"] and method == "POST":
