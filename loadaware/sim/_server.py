@@ -41,6 +41,7 @@ from loadaware.sim import (
     _faults,
     _handlers,
     _infer,
+    _pod_ips,
     _resources,
     _scenarios,
     _status,
@@ -81,6 +82,7 @@ class SimCluster:
         # inferred, or nothing would replace an evicted pod.
         objects, self.inferred = _infer.infer_controllers(list(objects))
         objects = _infer.with_container_statuses(objects)
+        objects = _pod_ips.with_addresses(objects)
         for note in self.inferred:
             log.info(
                 "owner inferred" if note.inferred else "owner not inferred",
