@@ -445,28 +445,43 @@ def _namespace_of(raw: RawObject, r: _Reader) -> str:
 
 def _owner_of(raw: RawObject, r: _Reader) -> _types.OwnerRef | None:
     """The controller ownerReference, else the first one."""
+    return _owners_of(raw, r)[0]
+
+
+def _owners_of(
+    raw: RawObject, r: _Reader
+) -> tuple[_types.OwnerRef | None, tuple[_types.OwnerRef, ...]]:
+    """The controller ownerReference, else the first one; and the other references,
+    in their order."""
     refs = raw["metadata"].get("ownerReferences")
     if type(refs) is not list:
         refs = r.sequence(refs, "metadata.ownerReferences")
     if not refs:
-        return None
+        return None, ()
+    if len(refs) == 1:
+        return _owner_ref_at(refs, 0, r), ()
     chosen = 0
     for i, ref in enumerate(refs):
         if type(ref) is dict and ref.get("controller") is True:
             chosen = i
             break
+    others = tuple(_owner_ref_at(refs, i, r) for i in range(len(refs)) if i != chosen)
+    return _owner_ref_at(refs, chosen, r), others
+
+
+def _owner_ref_at(refs: list[Any], i: int, r: _Reader) -> _types.OwnerRef:
     path = "metadata.ownerReferences[{}]"
-    ref = refs[chosen]
+    ref = refs[i]
     if type(ref) is not dict:
-        ref = r.mapping(ref, path, chosen)
+        ref = r.mapping(ref, path, i)
     kind, name, uid = ref.get("kind"), ref.get("name"), ref.get("uid")
     if type(kind) is str and type(name) is str and type(uid) is str and kind and name:
         return _owner_ref(kind, name, uid)  # as the API server writes them: nothing to check
-    kind = r.string(kind, "metadata.ownerReferences[{}].kind", chosen)
-    name = r.string(name, "metadata.ownerReferences[{}].name", chosen)
+    kind = r.string(kind, "metadata.ownerReferences[{}].kind", i)
+    name = r.string(name, "metadata.ownerReferences[{}].name", i)
     if not kind or not name:
-        r.fail(path, "an owner reference needs kind and name", chosen)
-    return _owner_ref(kind, name, r.string(uid, "metadata.ownerReferences[{}].uid", chosen))
+        r.fail(path, "an owner reference needs kind and name", i)
+    return _owner_ref(kind, name, r.string(uid, "metadata.ownerReferences[{}].uid", i))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -785,7 +800,7 @@ def _read_pod(raw: RawObject, r: _Reader) -> tuple[_types.Pod, bool]:
     if not qos_class:
         qos_class = _pod_qos_class(r, spec, containers, init_containers)
 
-    owner = _owner_of(raw, r)
+    owner, other_owners = _owners_of(raw, r)
     # As the descheduler's IsPodWithLocalStorage: memory-backed emptyDirs count too.
     has_local_storage = has_pvc = False
     for i, volume in enumerate(r.sequence(spec.get("volumes"), "spec.volumes")):
@@ -822,6 +837,7 @@ def _read_pod(raw: RawObject, r: _Reader) -> tuple[_types.Pod, bool]:
         labels=labels,
         annotations=annotations,
         owner=owner,
+        other_owners=other_owners,
         workload=None,  # set by _complete_pod, as is owner_selector
         owner_selector=None,
         cpu_request_millicores=_quantity.nanos_to_millicores(cpu),

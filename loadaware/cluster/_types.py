@@ -247,6 +247,10 @@ class Pod:
     # The controlling owner as written on the pod, and the top of its owner chain
     # (Pod -> ReplicaSet -> Deployment gives owner=ReplicaSet, workload=Deployment).
     owner: OwnerRef | None = None
+    # The pod's other ownerReferences, in their written order. The descheduler's
+    # minReplicas check passes a pod with more than one, and counts a pod among
+    # the pods of every owner it names.
+    other_owners: tuple[OwnerRef, ...] = ()
     workload: OwnerRef | None = None
     # The controlling owner's spec.selector, where the owner is in the input: the
     # siblings kube-scheduler's default topology spreading counts.

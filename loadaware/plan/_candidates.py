@@ -16,7 +16,8 @@ dictionary look-ups.
  3. overridden by `descheduler.alpha.kubernetes.io/evict` (any value), as in
     descheduler's `DefaultEvictor.Filter`:
     daemonset-pod, system-critical, priority-threshold, local-storage, with-pvc,
-    without-pdb, resource-claims, label-selector, min-replicas, min-pod-age
+    without-pdb, resource-claims, label-selector, min-replicas (only for a pod
+    with exactly one ownerReference, as in descheduler), min-pod-age
  4. what the Eviction API itself would refuse: multiple-pdbs, pdb-blocks
 
 Differences from descheduler, on purpose: the evict annotation does not make
@@ -136,6 +137,14 @@ def _owner_key(pod: Pod) -> OwnerKey | None:
     return (pod.namespace, pod.owner.kind, pod.owner.name, pod.owner.uid)
 
 
+def _owner_keys(pod: Pod) -> list[OwnerKey]:
+    """Every owner the pod names: descheduler's index lists a pod under each of them."""
+    key = _owner_key(pod)
+    if key is None:
+        return []
+    return [key, *((pod.namespace, o.kind, o.name, o.uid) for o in pod.other_owners)]
+
+
 def _convert_selector(spec: LabelSelectorSpec) -> LabelSelector | None:
     """The policy's selector as a cluster LabelSelector; None when it selects everything."""
     if not spec.match_labels and not spec.match_expressions:
@@ -216,9 +225,12 @@ class EvictionRules:
             # Every pod the owner has, in any phase: descheduler counts its pod
             # informer's index, which holds terminating and finished pods too.
             for pod in cluster.pods:
-                key = _owner_key(pod)
-                if key is not None:
-                    owner_counts[key] += 1
+                if pod.other_owners:
+                    owner_counts.update(_owner_keys(pod))
+                else:
+                    key = _owner_key(pod)
+                    if key is not None:
+                        owner_counts[key] += 1
 
         by_namespace: defaultdict[str, list[tuple[int, PodDisruptionBudget]]]
         by_namespace = defaultdict(list)
@@ -333,7 +345,9 @@ def _protection(
         return "resource-claims"
     if rules.label_selector is not None and not rules.label_selector.matches(pod.labels):
         return "label-selector"
-    if rules.min_replicas > 1:
+    # As descheduler: the check applies to a pod with exactly one ownerReference; it
+    # passes one with several, whichever of them controls it.
+    if rules.min_replicas > 1 and not pod.other_owners:
         key = _owner_key(pod)
         # A pod always counts itself, even if the snapshot somehow lacks it.
         if key is not None and max(rules.owner_pod_counts.get(key, 0), 1) < rules.min_replicas:

@@ -7,13 +7,18 @@ SVG, no scripts, no links, no fonts to fetch; it opens the same offline, in a
 mail attachment or in a CI artifact viewer.
 
 A round's header says what it came to (partial when it stopped evicting early
-or left hot nodes it planned to relieve), with the hot nodes relieved and the
-evictions carried out of those planned. Per node, grouped by class:
-utilisation before, expected by the plan, and observed after the evictions
-(audit records with verification only), per resource, with the pool's
-thresholds and targetThresholds marked on each bar. Then, for a round, the
-relief check: each relieved and landing node's verdict with the sample it was
-judged on, and the model's error. Then the evictions with their reasons (and
+or left hot nodes it planned to relieve). A summary follows, before any
+per-node detail: hot nodes before and after (expected by the plan and, for a
+round, observed), evictions carried out of those planned, the relief check's
+verdicts, the breaker and the landings. Then the nodes: those the round touched
+(eviction sources, expected and actual landing nodes, steered and verified
+nodes) or left hot, grouped by class, with utilisation before, expected by the
+plan, and observed after the evictions (audit records with verification only),
+per resource, with the pool's thresholds and targetThresholds marked on each
+bar; every other node sits in one collapsed section, one line of figures each,
+so that a 5,000-node round stays a page to read. Then, for a round, the relief
+check: each relieved and landing node's verdict with the sample it was judged
+on, and the model's error. Then the evictions with their reasons (and
 results), the budgets used, and the solver with its optimality gap.
 """
 
@@ -24,6 +29,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from loadaware.report import _completion
 
 CLASS_ORDER = ("hot", "excluded", "normal", "cold")
 RESOURCES = ("cpu", "memory")  # always shown; others (pods) when a node has them
@@ -57,7 +64,18 @@ td:first-child { white-space: nowrap; }
 .legend span { margin-right: 14px; }
 .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 4px; }
 .muted { color: #666; }
+details { margin: 8px 0 12px; }
+summary { cursor: pointer; font-weight: 600; }
+table.summary th { font-weight: 600; border-bottom: none; padding-right: 16px; }
 """
+# What "touched" means on a plan's page and on a round's (see _touched).
+_TOUCHED = {
+    "plan": "evictions' sources, expected nodes, nodes steered away from",
+    "round": "evictions' sources, expected and actual landing nodes, nodes steered away "
+    "from, nodes verified",
+}
+# Relief verdicts of a node still over its targets after the round.
+_STILL_HOT_VERDICTS = frozenset({"improved", "not improved", "turned hot"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -137,28 +155,47 @@ def _resources(views: Iterable[_NodeView]) -> tuple[str, ...]:
     return RESOURCES + tuple(extra)
 
 
-def _nodes_section(views: Sequence[_NodeView]) -> str:
+def _class_order(views: Iterable[_NodeView]) -> list[str]:
+    order = {name: index for index, name in enumerate(CLASS_ORDER)}
+    return sorted({v.node_class for v in views}, key=lambda c: (order.get(c, 99), c))
+
+
+def _is_over(values: Mapping[str, float] | None, high: Mapping[str, float]) -> bool:
+    """Over any of its targetThresholds."""
+    if not values:
+        return False
+    return any(r in values and values[r] > limit for r, limit in high.items())
+
+
+def _nodes_section(views: Sequence[_NodeView], shown: Iterable[str], *, of: str) -> str:
+    """Bars for the nodes in `shown` and the hot ones, grouped by class; one line of
+    figures for each other node, in a collapsed section."""
     if not views:
         return '<h2>Nodes</h2><p class="muted">No nodes in this plan.</p>'
-    with_observed = any(v.observed is not None for v in views)
+    names = set(shown)
+    main = [v for v in views if v.name in names or v.node_class == "hot"]
+    rest = [v for v in views if not (v.name in names or v.node_class == "hot")]
+    with_observed = any(v.observed is not None for v in main)
     legend = "".join(
         f'<span><span class="swatch" style="background:{colour}"></span>{label}</span>'
         for name, colour, label in _SERIES
         if name != "observed" or with_observed
     )
     out = [
-        "<h2>Nodes</h2>",
-        f'<p class="legend">{legend}<span class="muted">dashed line: 100% of allocatable; '
-        f'<span style="color:{_THRESHOLD_COLOUR}">&#9474;</span> thresholds, '
-        f'<span style="color:{_TARGET_COLOUR}">&#9474;</span> targetThresholds'
-        "</span></p>",
+        f"<h2>Nodes</h2><p>{len(main)} of {len(views)} nodes: those the {of} touched "
+        f"({_TOUCHED[of]}) and those hot.</p>",
     ]
-    order = {name: index for index, name in enumerate(CLASS_ORDER)}
-    classes = sorted({v.node_class for v in views}, key=lambda c: (order.get(c, 99), c))
-    for node_class in classes:
-        members = sorted((v for v in views if v.node_class == node_class), key=lambda v: v.name)
+    if main:
+        out.append(
+            f'<p class="legend">{legend}<span class="muted">dashed line: 100% of allocatable; '
+            f'<span style="color:{_THRESHOLD_COLOUR}">&#9474;</span> thresholds, '
+            f'<span style="color:{_TARGET_COLOUR}">&#9474;</span> targetThresholds'
+            "</span></p>"
+        )
+    for node_class in _class_order(main):
+        members = sorted((v for v in main if v.node_class == node_class), key=lambda v: v.name)
         out.append(f"<h3>{_e(node_class)} ({len(members)})</h3>")
-        out.append("<table><thead><tr><th>node</th>")
+        out.append('<table class="nodes"><thead><tr><th>node</th>')
         resources = _resources(members)
         out.extend(f"<th>{resource}</th>" for resource in resources)
         out.append("<th>note</th></tr></thead><tbody>")
@@ -167,7 +204,98 @@ def _nodes_section(views: Sequence[_NodeView]) -> str:
             out.extend(f"<td>{_bars(view, resource)}</td>" for resource in resources)
             out.append(f'<td class="muted">{_e(view.note)}</td></tr>')
         out.append("</tbody></table>")
+    if rest:
+        out.append(_other_nodes(rest))
     return "".join(out)
+
+
+def _other_nodes(rest: Sequence[_NodeView]) -> str:
+    """The untouched nodes that are not hot, collapsed: class and figures, no bars."""
+    counts = Counter(v.node_class for v in rest)
+    by_class = ", ".join(f"{counts[c]} {_e(c)}" for c in _class_order(rest))
+    resources = _resources(rest)
+    with_observed = any(v.observed is not None for v in rest)
+    series = "before / expected" + (" / observed" if with_observed else "")
+    out = [
+        f'<details class="other-nodes"><summary>{len(rest)} other nodes, untouched and not '
+        f"hot ({by_class})</summary>",
+        "<table><thead><tr><th>node</th><th>class</th>",
+    ]
+    out.extend(f"<th>{r} {series}</th>" for r in resources)
+    out.append("<th>note</th></tr></thead><tbody>")
+    order = {c: i for i, c in enumerate(_class_order(rest))}
+    for view in sorted(rest, key=lambda v: (order[v.node_class], v.name)):
+        cells = [f"<td>{_e(view.name)}</td><td>{_e(view.node_class)}</td>"]
+        for resource in resources:
+            values = [view.before.get(resource), view.expected.get(resource)]
+            if with_observed:
+                values.append((view.observed or {}).get(resource))
+            cells.append(f'<td class="num">{" / ".join(_percent(v) for v in values)}</td>')
+        cells.append(f'<td class="muted">{_e(view.note)}</td>')
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table></details>")
+    return "".join(out)
+
+
+def _touched(
+    evictions: Iterable[Mapping[str, Any]], verification: Mapping[str, Any] | None = None
+) -> set[str]:
+    """The nodes a plan or round touched: each eviction's source, expected node and
+    steered nodes; for a round, where replacements landed and the nodes verified."""
+    names: set[str] = set()
+    for eviction in evictions:
+        names.update(str(n) for n in (eviction.get("node"), eviction.get("expectedNode")) if n)
+        names.update(str(n) for n in eviction.get("steer") or ())
+    verification = verification or {}
+    names.update(str(r["node"]) for r in verification.get("replacements") or () if r.get("node"))
+    for key in ("relief", "landingNodes"):
+        names.update(str(r["node"]) for r in verification.get(key) or () if r.get("node"))
+    return names
+
+
+def _named(names: Sequence[str]) -> str:
+    return f"{len(names)}" + (f": {_completion.name_nodes(names)}" if names else "")
+
+
+def _nodes(count: int, kind: str = "") -> str:
+    return f"{count} {kind + ' ' if kind else ''}node{'' if count == 1 else 's'}"
+
+
+def _counted(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{n} {name}" for name, n in counts.items() if n) or "–"
+
+
+def _summary_section(rows: Sequence[tuple[str, object]]) -> str:
+    out = ['<h2>Summary</h2><table class="summary"><tbody>']
+    out.extend(
+        f"<tr><th>{_e(name)}</th><td>{_e('–' if value is None else value)}</td></tr>"
+        for name, value in rows
+    )
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _plan_summary(
+    views: Sequence[_NodeView], evictions: Sequence[Mapping[str, Any]]
+) -> list[tuple[str, object]]:
+    """Rows a plan and a round share: nodes by class, hot before and expected after,
+    evictions planned and where from and to."""
+    classes = Counter(v.node_class for v in views)
+    hot_before = sorted(v.name for v in views if v.node_class == "hot")
+    hot_after = sorted(v.name for v in views if _is_over(v.expected, v.high))
+    sources = {str(e.get("node")) for e in evictions if e.get("node")}
+    landings = {str(e.get("expectedNode")) for e in evictions if e.get("expectedNode")}
+    steered = {str(n) for e in evictions for n in e.get("steer") or ()}
+    return [
+        ("nodes", f"{len(views)} ({_counted({c: classes[c] for c in _class_order(views)})})"),
+        ("hot nodes before", _named(hot_before)),
+        ("hot nodes after, expected", _named(hot_after)),
+        (
+            "evictions planned",
+            f"{len(evictions)} from {_nodes(len(sources))} to {_nodes(len(landings), 'expected')}"
+            + (f", {_nodes(len(steered))} steered away from" if steered else ""),
+        ),
+    ]
 
 
 def _evictions_section(evictions: Sequence[Mapping[str, Any]], *, with_results: bool) -> str:
@@ -359,11 +487,13 @@ def render_plan_html(plan_json: Mapping[str, Any]) -> str:
     status = str(plan_json.get("status", ""))
     header = "<h1>loadaware plan</h1>" + _status(status, str(plan_json.get("reason", "")))
     evictions = plan_json.get("evictions") or []
+    views = _plan_views(plan_json, {})
     return _page(
         f"loadaware plan: {status}",
         header,
         [
-            _nodes_section(_plan_views(plan_json, {})),
+            _summary_section(_plan_summary(views, evictions)),
+            _nodes_section(views, _touched(evictions), of="plan"),
             _evictions_section(evictions, with_results=False),
             _budgets_section(evictions, None),
             _solver_section(plan_json.get("solver"), plan_json.get("skipped") or {}),
@@ -403,18 +533,7 @@ def render_round_html(audit: Mapping[str, Any]) -> str:
         ("finished", audit.get("finishedAt")),
         ("dry run", "yes" if audit.get("dryRun") else "no"),
         ("policy", audit.get("policyHash")),
-        ("verdict", verification.get("verdict") or "–"),
     ]
-    completion = audit.get("completion") or {}
-    if completion:
-        hot, done = completion.get("hotNodes") or {}, completion.get("evictions") or {}
-        left = hot.get("leftHot") or []
-        facts += [
-            ("hot nodes relieved", f"{hot.get('relieved', 0)}/{hot.get('planned', 0)}"),
-            ("evictions carried out", f"{done.get('carriedOut', 0)}/{done.get('planned', 0)}"),
-            ("stopped", completion.get("stopped") or "–"),
-            ("left hot", ", ".join(left) or "–"),
-        ]
     header = (
         "<h1>loadaware round</h1>"
         + _status(status, str(audit.get("reason", "")))
@@ -428,14 +547,67 @@ def render_round_html(audit: Mapping[str, Any]) -> str:
     evictions = audit.get("evictions") or []
     # The plan's evictions when nothing was executed (a refused or planned-only round).
     shown = evictions or plan_json.get("evictions") or []
+    left_hot = list(((audit.get("completion") or {}).get("hotNodes") or {}).get("leftHot") or [])
     return _page(
         f"loadaware round {audit.get('round', '')}: {status}",
         header,
         [
-            _nodes_section(views),
+            _summary_section(_round_summary(audit, views, shown)),
+            _nodes_section(views, _touched(shown, verification) | set(left_hot), of="round"),
             _relief_section(verification),
             _evictions_section(shown, with_results=bool(evictions)),
             _budgets_section(shown, audit.get("budgets")),
             _solver_section(plan_json.get("solver"), plan_json.get("skipped") or {}),
         ],
     )
+
+
+def _round_summary(
+    audit: Mapping[str, Any], views: Sequence[_NodeView], shown: Sequence[Mapping[str, Any]]
+) -> list[tuple[str, object]]:
+    verification = audit.get("verification") or {}
+    completion = audit.get("completion") or {}
+    plan_evictions = (audit.get("plan") or {}).get("evictions") or []
+    rows = _plan_summary(views, plan_evictions or shown)
+    judged = [*(verification.get("relief") or []), *(verification.get("landingNodes") or [])]
+    if any(r.get("observed") is not None for r in judged):
+        still_hot = sorted(
+            str(r["node"]) for r in judged if r.get("verdict") in _STILL_HOT_VERDICTS
+        )
+        after = next(i for i, (name, _) in enumerate(rows) if name == "hot nodes after, expected")
+        rows.insert(after + 1, ("hot nodes after, observed", _named(still_hot)))
+    if completion:
+        hot, done = completion.get("hotNodes") or {}, completion.get("evictions") or {}
+        rows += [
+            ("hot nodes relieved", f"{hot.get('relieved', 0)}/{hot.get('planned', 0)}"),
+            (
+                "evictions carried out",
+                f"{done.get('carriedOut', 0)}/{done.get('planned', 0)}"
+                + (f" ({_counted(done['byResult'])})" if done.get("byResult") else ""),
+            ),
+            ("left hot", _completion.name_nodes(hot.get("leftHot") or []) or "–"),
+        ]
+    elif audit.get("evictions"):
+        results = Counter(str(e.get("result")) for e in audit["evictions"])
+        rows.append(
+            (
+                "evictions carried out",
+                f"{results.get('evicted', 0)}/{len(plan_evictions) or len(shown)}"
+                f" ({_counted(results)})",
+            )
+        )
+    relieved = Counter(str(r.get("verdict")) for r in verification.get("relief") or [])
+    landed = Counter(str(r.get("verdict")) for r in verification.get("landingNodes") or [])
+    rows += [
+        ("verdict", verification.get("verdict") or "–"),
+        ("relief of hot nodes", _counted(relieved)),
+        ("landing nodes", _counted(landed)),
+    ]
+    counts = verification.get("landings") or {}
+    if any(counts.values()):
+        rows.append(("replacements landed", _counted(counts)))
+    rows += [
+        ("breaker", verification.get("breaker") or "closed"),
+        ("stopped", completion.get("stopped") or verification.get("stopped") or "–"),
+    ]
+    return rows

@@ -56,6 +56,7 @@ from loadaware.sim import (
     _eviction,
     _node_sampling,
     _node_tree,
+    _pod_ips,
     _resources,
     _selectors,
     _status,
@@ -201,7 +202,11 @@ class Controllers:
         )
         self._converted: dict[str, tuple[str, Any]] = {}  # uid -> (resourceVersion, Pod | Node)
         self._unschedulable_at: dict[str, int] = {}  # pod key -> store version last tried
-        self._ip_next: dict[str, int] = {}
+        self._pod_ips = _pod_ips.PodIPAllocator()
+        for pod in store.objects(_resources.PODS):
+            self._pod_ips.hold(pod)
+        store.on_change.append(self._pod_ips.on_change)
+        self._pod_cidrs: _pod_ips.CidrAllocator | None = None  # made when a node lacks one
         self._stopping: set[str] = set()  # uids of pods whose containers are being stopped
         self._index_all()
         store.on_change.append(self._on_change)
@@ -1087,20 +1092,14 @@ class Controllers:
     def _accept(self, pod: dict[str, Any], node: Mapping[str, Any], stamp: str) -> None:
         """The kubelet has seen the pod: IPs, startTime, containers being created."""
         status = dict(pod.get("status") or {})
-        host_ip = next(
-            (
-                a["address"]
-                for a in (node.get("status") or {}).get("addresses") or []
-                if a.get("type") == "InternalIP"
-            ),
-            "",
-        )
-        status["hostIP"] = host_ip
-        if host_ip:
-            status["hostIPs"] = [{"ip": host_ip}]
-        pod_ip = self._pod_ip(node)
-        status["podIP"] = pod_ip
-        status["podIPs"] = [{"ip": pod_ip}]
+        host_ips = _pod_ips.host_ips(node)
+        status["hostIP"] = host_ips[0] if host_ips else ""
+        if host_ips:
+            status["hostIPs"] = _pod_ips.ips_field(host_ips)
+        pod_ips = self._pod_ips.allocate(pod, self._with_pod_cidr(node))
+        if pod_ips:
+            status["podIP"] = pod_ips[0]
+            status["podIPs"] = _pod_ips.ips_field(pod_ips)
         status["startTime"] = stamp
         conditions = status.get("conditions") or []
         for kind, value, extra in (
@@ -1126,13 +1125,20 @@ class Controllers:
             _resources.PODS, pod, {**pod, "metadata": dict(pod["metadata"]), "status": status}
         )
 
-    def _pod_ip(self, node: Mapping[str, Any]) -> str:
-        name = node["metadata"]["name"]
-        cidr = str((node.get("spec") or {}).get("podCIDR") or "10.244.0.0/24")
-        prefix = cidr.split("/", 1)[0].rsplit(".", 1)[0]
-        n = self._ip_next.get(name, 200)
-        self._ip_next[name] = 200 + (n - 199) % 54
-        return f"{prefix}.{n}"
+    def _with_pod_cidr(self, node: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The node, given a podCIDR first if it has none, as the node IPAM controller
+        gives one to a node created after the cluster was loaded."""
+        if _pod_ips.pod_cidrs(node):
+            return node
+        # The node this round's snapshot holds may have been given one since.
+        current = self.store.get(_resources.NODES, None, node["metadata"]["name"])
+        if _pod_ips.pod_cidrs(current):
+            return current
+        if self._pod_cidrs is None:
+            self._pod_cidrs = _pod_ips.CidrAllocator(self.store.objects(_resources.NODES))
+        updated = _pod_ips.with_pod_cidr(current, self._pod_cidrs.allocate())
+        updated["metadata"] = dict(current["metadata"])
+        return self.store.replace(_resources.NODES, current, updated)
 
     def _start(self, pod: dict[str, Any], stamp: str) -> None:
         status = dict(pod.get("status") or {})

@@ -36,6 +36,7 @@ from urllib.parse import parse_qsl, urlsplit
 from loadaware.sim import (
     _events,
     _eviction,
+    _openapi,
     _resources,
     _selectors,
     _status,
@@ -236,6 +237,11 @@ class ApiHandler(BaseHTTPRequestHandler):
             return Response(
                 200, self.sim.exposition(), content_type="text/plain; version=0.0.4; charset=utf-8"
             )
+        if head == "openapi":
+            if method != "GET":
+                raise _status.method_not_allowed()
+            body, headers = _openapi.answer(segments[1:], self.headers.get("Accept"))
+            return Response(200, body, headers=headers)
         if head == "api":
             if len(segments) == 1:
                 return Response(200, self.sim.discovery_versions(self.server.server_address))  # type: ignore[attr-defined]

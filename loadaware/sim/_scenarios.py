@@ -62,6 +62,7 @@ import datetime
 import functools
 import heapq
 import math
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Protocol
@@ -406,12 +407,17 @@ def node_object(
             "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
             "nodeInfo": {
                 "architecture": "amd64",
+                # The kubelet always reports these; clients that check required
+                # fields (the official Python client does) refuse a node without.
+                "bootID": str(uuid.uuid5(uuid.NAMESPACE_OID, f"boot/{uid}")),
                 "containerRuntimeVersion": "containerd://1.7.22",
                 "kernelVersion": "6.1.0-26-amd64",
                 "kubeProxyVersion": _KUBE_VERSION,
                 "kubeletVersion": _KUBE_VERSION,
+                "machineID": uuid.uuid5(uuid.NAMESPACE_OID, f"machine/{uid}").hex,
                 "operatingSystem": "linux",
                 "osImage": "Debian GNU/Linux 12 (bookworm)",
+                "systemUUID": str(uuid.uuid5(uuid.NAMESPACE_OID, f"system/{uid}")),
             },
         },
     }

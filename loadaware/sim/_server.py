@@ -43,6 +43,7 @@ from loadaware.sim import (
     _faults,
     _handlers,
     _infer,
+    _pod_ips,
     _requests,
     _resources,
     _scenarios,
@@ -92,6 +93,7 @@ class SimCluster:
         # inferred, or nothing would replace an evicted pod.
         objects, self.inferred = _infer.infer_controllers(list(objects))
         objects = _infer.with_container_statuses(objects)
+        objects = _pod_ips.with_addresses(objects)
         for note in self.inferred:
             log.info(
                 "owner inferred" if note.inferred else "owner not inferred",

@@ -429,6 +429,32 @@ def test_without_a_controller_the_first_reference_is_the_owner() -> None:
     assert only_pod(pod).owner == OwnerRef(kind="Custom", name="a", uid="u1")
 
 
+def test_the_other_references_are_kept_in_order() -> None:
+    pod = raw_pod()
+    pod["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "name": "cfg", "uid": "u1"},
+        {
+            "apiVersion": "apps/v1",
+            "kind": "ReplicaSet",
+            "name": "rs",
+            "uid": "u2",
+            "controller": True,
+        },
+        {"apiVersion": "v1", "kind": "Custom", "name": "c", "uid": "u3"},
+    ]
+    converted = only_pod(pod)
+    assert converted.owner == OwnerRef(kind="ReplicaSet", name="rs", uid="u2")
+    assert converted.other_owners == (
+        OwnerRef(kind="ConfigMap", name="cfg", uid="u1"),
+        OwnerRef(kind="Custom", name="c", uid="u3"),
+    )
+
+
+def test_a_single_reference_leaves_no_other_owners() -> None:
+    pod = owned_by(raw_pod(), "ReplicaSet", "web-1", "uid-rs")
+    assert only_pod(pod).other_owners == ()
+
+
 def test_pods_without_owners_have_no_workload() -> None:
     pod = only_pod(raw_pod())
     assert (pod.owner, pod.workload) == (None, None)

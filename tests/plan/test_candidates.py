@@ -524,6 +524,28 @@ def test_min_replicas_counts_only_the_same_owner() -> None:
     assert judge(pod, {"minReplicas": 2}, others=others).reason == "min-replicas"
 
 
+def test_min_replicas_passes_a_pod_with_several_owners() -> None:
+    # descheduler checks minReplicas only for a pod with exactly one ownerReference.
+    rs = OwnerRef(kind="ReplicaSet", name="web-rs", uid="uid-rs")
+    extra = OwnerRef(kind="ConfigMap", name="web-cfg", uid="uid-cfg")
+    pod = make_pod("web-0", labels={"app": "web"}, owner=rs, other_owners=(extra,))
+    verdict = judge(pod, {"minReplicas": 3})
+    assert verdict.evictable
+    # The controlling owner still decides what recreates it.
+    assert pod.owner == rs
+
+
+def test_min_replicas_counts_a_pod_under_each_owner_it_names() -> None:
+    # A sibling naming the ReplicaSet among several owners counts for it, as in
+    # descheduler's index of pods by every ownerReference uid.
+    rs = OwnerRef(kind="ReplicaSet", name="web-rs", uid="uid-rs")
+    extra = OwnerRef(kind="ConfigMap", name="web-cfg", uid="uid-cfg")
+    pod = make_pod("web-0", labels={"app": "web"}, owner=rs)
+    sibling = make_pod("web-1", labels={"app": "web"}, owner=extra, other_owners=(rs,))
+    assert judge(pod, {"minReplicas": 2}, others=[sibling]).evictable
+    assert judge(pod, {"minReplicas": 3}, others=[sibling]).reason == "min-replicas"
+
+
 def test_min_replicas_overridden_by_the_evict_annotation() -> None:
     pod = make_pod("web-0", labels={"app": "web"}, annotations=EVICT)
     assert judge(pod, {"minReplicas": 3}).evictable

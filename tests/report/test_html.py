@@ -7,7 +7,11 @@ the styles); nodes are grouped by class with an SVG bar per resource; evictions
 are listed with reasons (and results for a round); budgets used and the solver
 gap are shown; observed utilisation appears for a round's verified nodes;
 names from the cluster are escaped; a partial round's header says so with the
-hot nodes relieved and the evictions carried out of those planned. A slow test
+hot nodes relieved and the evictions carried out of those planned. A summary
+(hot nodes before and after, evictions, relief verdicts, breaker) comes before
+the node table; only the nodes the plan or round touched (sources, expected and
+actual landings, steered, verified) or left hot get bars, every other node one
+line in a collapsed <details> (a 5,000-node round: 4 rows with bars). A slow test
 renders the page in headless Chromium and checks the screenshot is not blank.
 """
 
@@ -203,6 +207,30 @@ def _audit(plan_json: dict[str, Any]) -> dict[str, Any]:
     return audit
 
 
+def _main_nodes(
+    nodes: list[dict[str, Any]],
+    evictions: list[dict[str, Any]],
+    verification: dict[str, Any] | None = None,
+) -> set[str]:
+    """The nodes drawn with bars: hot, or touched by an eviction (source, expected node,
+    steered) or by the round's verification (landings, relief rows)."""
+    names = {n["name"] for n in nodes if n["class"] == "hot"}
+    for eviction in evictions:
+        names |= {eviction["node"], eviction.get("expectedNode"), *(eviction.get("steer") or ())}
+    for key in ("replacements", "relief", "landingNodes"):
+        names |= {r["node"] for r in (verification or {}).get(key) or ()}
+    return names - {None}
+
+
+def _before_details(page: str) -> str:
+    return page.split("<details", 1)[0]
+
+
+def _in_details(page: str) -> str:
+    opening = page.index("<details")
+    return page[opening : page.index("</details>", opening)]
+
+
 def test_plan_html_from_the_cli_is_a_self_contained_page(
     scenario_files: tuple[pathlib.Path, ...], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -230,14 +258,16 @@ def test_plan_page_shows_nodes_by_class_evictions_budgets_and_gap(
     page = report.render_plan_html(plan_json)
     checker = check_page(page)
     text = "".join(checker.text)
-    classes = {node["class"] for node in plan_json["nodes"]}
+    main = _main_nodes(plan_json["nodes"], plan_json["evictions"])
+    classes = {node["class"] for node in plan_json["nodes"] if node["name"] in main}
     for node_class in classes:
         assert f"<h3>{node_class} (" in page
     assert page.index("<h3>hot (") < page.index("<h3>cold (") if "cold" in classes else True
     for node in plan_json["nodes"]:
         assert node["name"] in text
-    # One SVG per node and resource.
-    assert checker.counts["svg"] == 2 * len(plan_json["nodes"])
+    # One SVG per resource of each node the plan touched or hot; the others in one line.
+    assert checker.counts["svg"] == 2 * len(main)
+    assert len(main) < len(plan_json["nodes"])
     for eviction in plan_json["evictions"]:
         assert eviction["pod"] in text
     assert plan_json["evictions"][0]["reason"] in text
@@ -271,7 +301,8 @@ def test_round_page_adds_results_observed_utilisation_and_limits(
     low, high = node["thresholds"]["cpu"], node["targetThresholds"]["cpu"]
     assert f"<title>threshold: {low * 100:.0f}%</title>" in segment
     assert f"<title>target threshold: {high * 100:.0f}%</title>" in segment
-    assert page.count('class="target-threshold"') == 2 * len(audit["plan"]["nodes"])
+    main = _main_nodes(audit["plan"]["nodes"], audit["evictions"], audit["verification"])
+    assert page.count('class="target-threshold"') == 2 * len(main)
     # The relief check: the relieved node and the landing node with their verdicts.
     relief = page.split("<h2>Relief</h2>", 1)[1].split("</table>", 1)[0]
     assert hot["node"] in relief
@@ -309,6 +340,132 @@ def test_round_page_of_a_partial_round_says_so_with_the_counts(
         "left hot hot-9",
     ):
         assert expected in " ".join(text.split()), expected
+
+
+def test_plan_page_opens_with_a_summary_and_collapses_untouched_cool_nodes(
+    plan_json: dict[str, Any],
+) -> None:
+    page = report.render_plan_html(plan_json)
+    check_page(page)
+    assert page.index("<h2>Summary</h2>") < page.index("<h2>Nodes</h2>")
+    summary = " ".join(page.split("<h2>Summary</h2>", 1)[1].split("</table>", 1)[0].split())
+    hot = [n for n in plan_json["nodes"] if n["class"] == "hot"]
+    assert f"<th>hot nodes before</th><td>{len(hot)}: " in summary
+    assert "<th>hot nodes after, expected</th>" in summary
+    assert f"<th>evictions planned</th><td>{len(plan_json['evictions'])} from " in summary
+    main = _main_nodes(plan_json["nodes"], plan_json["evictions"])
+    cool = sorted(
+        n["name"] for n in plan_json["nodes"] if n["class"] == "cold" and n["name"] not in main
+    )
+    assert cool, "the scenario has cold nodes no eviction touches"
+    # Collapsed: <details> without `open`, after every bar.
+    assert "<details open" not in page
+    assert "<svg" not in _in_details(page)
+    for name in cool:
+        assert f"<td>{name}</td>" in _in_details(page)
+        assert f"<td>{name}</td>" not in _before_details(page)
+    source = plan_json["evictions"][0]["node"]
+    landing = next(e["expectedNode"] for e in plan_json["evictions"] if e["expectedNode"])
+    for name in (source, landing, *(n["name"] for n in hot)):
+        assert f'aria-label="{name} cpu"' in _before_details(page)
+        assert f"<td>{name}</td>" not in _in_details(page)
+
+
+def _big_round(nodes: int) -> dict[str, Any]:
+    """A round over `nodes` nodes: node-0000 relieved by two evictions landing on
+    node-0001 (steered off node-0002), node-0003 hot and untouched, the rest cool."""
+    low, high = {"cpu": 0.4, "memory": 0.5}, {"cpu": 0.7, "memory": 0.8}
+
+    def node(i: int, node_class: str, before: float, after: float) -> dict[str, Any]:
+        return {
+            "name": f"node-{i:04d}",
+            "class": node_class,
+            "pool": "default",
+            "before": {"cpu": before, "memory": 0.3},
+            "after": {"cpu": after, "memory": 0.3},
+            "thresholds": low,
+            "targetThresholds": high,
+        }
+
+    plan_nodes = [node(0, "hot", 0.9, 0.6), node(1, "cold", 0.2, 0.35)]
+    plan_nodes += [node(2, "cold", 0.1, 0.1), node(3, "hot", 0.85, 0.85)]
+    plan_nodes += [node(i, "cold" if i % 2 else "normal", 0.3, 0.3) for i in range(4, nodes)]
+    planned = [
+        {"pod": f"shop/web-{k}", "node": "node-0000", "expectedNode": "node-0001",
+         "reason": "hotspot", "workload": "shop/Deployment/web", "steer": ["node-0002"],
+         "landingSet": ["node-0001"], "cpu": 0.6, "memory": 1}
+        for k in range(2)
+    ]  # fmt: skip
+    record = report.RoundRecord(
+        round_id="r-big",
+        trigger="schedule",
+        started_at=NOW,
+        dry_run=False,
+        policy_hash="abc",
+        status="partial",
+        reason="1/2 hot nodes relieved",
+    )
+    audit = report.round_to_json(record)
+    audit["plan"] = {"status": "planned", "reason": "", "evictions": planned, "nodes": plan_nodes,
+                     "solver": {"method": "greedy", "seconds": 1.0, "objective": 2.0,
+                                "lowerBound": None}, "skipped": {}}  # fmt: skip
+    audit["evictions"] = [{**e, "result": "evicted", "budget": None, "at": None} for e in planned]
+    audit["verification"]["replacements"] = [
+        {"pod": e["pod"], "replacement": f"{e['pod']}-r", "node": "node-0001", "ready": True,
+         "secondsToReady": 3.0, "landing": "expected"}
+        for e in planned
+    ]  # fmt: skip
+    audit["verification"]["relief"] = [
+        {"node": "node-0000", "verdict": "relieved", "before": {"cpu": 0.9},
+         "expected": {"cpu": 0.6}, "observed": {"cpu": 0.58}}
+    ]  # fmt: skip
+    audit["verification"]["landingNodes"] = [
+        {"node": "node-0001", "verdict": "within targets", "before": {"cpu": 0.2},
+         "expected": {"cpu": 0.35}, "observed": {"cpu": 0.37}}
+    ]  # fmt: skip
+    audit["verification"]["landings"] = {"planned": 2, "off-set": 0, "bad": 0, "pending": 0}
+    audit["verification"]["breaker"] = "open until 2026-11-29T08:30:00Z: replacement pending"
+    audit["verification"]["verdict"] = "partial: 1/2 hot nodes relieved"
+    audit["completion"] = {
+        "result": "partial",
+        "summary": "1/2 hot nodes relieved, 2/2 evictions carried out; left hot: node-0003",
+        "stopped": None,
+        "hotNodes": {"planned": 2, "relieved": 1, "leftHot": ["node-0003"]},
+        "evictions": {"planned": 2, "carriedOut": 2, "byResult": {"evicted": 2}},
+        "nodes": [],
+    }
+    return audit
+
+
+def test_round_page_of_5000_nodes_lists_only_the_nodes_the_round_touched_or_left_hot() -> None:
+    page = report.render_round_html(_big_round(5000))
+    checker = check_page(page)
+    assert page.index("<h2>Summary</h2>") < page.index("<h2>Nodes</h2>")
+    summary = " ".join(page.split("<h2>Summary</h2>", 1)[1].split("</table>", 1)[0].split())
+    for expected in (
+        "<th>nodes</th><td>5000 (2 hot, 2498 normal, 2500 cold)</td>",
+        "<th>hot nodes before</th><td>2: node-0000, node-0003</td>",
+        "<th>hot nodes after, expected</th><td>1: node-0003</td>",
+        "<th>hot nodes after, observed</th><td>0</td>",
+        "<th>evictions carried out</th><td>2/2 (2 evicted)</td>",
+        "<th>left hot</th><td>node-0003</td>",
+        "<th>relief of hot nodes</th><td>1 relieved</td>",
+        "<th>landing nodes</th><td>1 within targets</td>",
+        "<th>replacements landed</th><td>2 planned</td>",
+        "<th>breaker</th><td>open until 2026-11-29T08:30:00Z: replacement pending</td>",
+    ):
+        assert expected in summary, expected
+    main = _before_details(page)
+    # Source, landing, steered and the node left hot get bars; nothing else does.
+    for name in ("node-0000", "node-0001", "node-0002", "node-0003"):
+        assert f'aria-label="{name} cpu"' in main, name
+    assert checker.counts["svg"] == 2 * 4
+    assert "<p>4 of 5000 nodes: " in main
+    collapsed = _in_details(page)
+    assert "4996 other nodes, untouched and not hot (2498 normal, 2498 cold)" in collapsed
+    assert "<td>node-4999</td>" in collapsed
+    assert "<td>node-4999</td>" not in main
+    assert "<td>node-0003</td>" not in collapsed
 
 
 def test_round_page_of_a_refused_round_without_a_plan() -> None:
