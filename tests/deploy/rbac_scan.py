@@ -16,7 +16,8 @@ the verb and the resource, so a static scan maps each one to a permission
 - A method passed to watch.Watch().stream(...) or called with watch=True needs
   `watch` besides `list`.
 - Raw requests through ApiClient.param_serialize(method, path, ...) (then
-  call_api) map by their REST path: a GET on a collection is list, on a named
+  call_api) map by their REST path: a GET on a collection is list (watch when
+  its function builds the query parameter ("watch", "true")), on a named
   object get; POST create, PUT update, PATCH patch, DELETE delete. A path
   that is not a literal or a module constant is taken to be any of the
   module's string literals that look like API paths (a table of lists).
@@ -343,7 +344,29 @@ def _raw_request_permissions(
         paths = _api_paths(tree)
         if not paths:
             raise
-    return {permission_of_path(m, p) for m in methods for p in paths}
+    permissions = {permission_of_path(m, p) for m in methods for p in paths}
+    if _asks_to_watch(call, parents):
+        permissions = {
+            Permission(p.group, p.resource, "watch") if p.verb == "list" else p
+            for p in permissions
+        }
+    return permissions
+
+
+def _asks_to_watch(call: ast.Call, parents: dict[ast.AST, ast.AST]) -> bool:
+    """A raw GET whose function builds the query ("watch", "true"): a watch, not a list."""
+    scope: ast.AST | None = call
+    while scope is not None and not isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef):
+        scope = parents.get(scope)
+    if scope is None:
+        return False
+    return any(
+        isinstance(node, ast.Tuple)
+        and len(node.elts) == 2
+        and isinstance(node.elts[0], ast.Constant)
+        and node.elts[0].value == "watch"
+        for node in ast.walk(scope)
+    )
 
 
 def scan_file(path: pathlib.Path) -> Iterator[ApiCall]:

@@ -104,6 +104,9 @@ def test_the_scan_finds_calls_known_to_be_in_the_code(calls: list[rbac_scan.ApiC
     assert Permission("metrics.k8s.io", "nodes", "list") in found
     assert Permission("metrics.k8s.io", "pods", "list") in found
     assert Permission("", "nodes", "patch") in found
+    # The cluster cache watches what it lists.
+    assert Permission("", "pods", "watch") in found
+    assert Permission("apps", "replicasets", "watch") in found
 
 
 def test_nodes_are_written_only_by_patch_which_the_base_grants(
@@ -113,7 +116,11 @@ def test_nodes_are_written_only_by_patch_which_the_base_grants(
         call.permission
         for call in calls
         if call.permission.group == "" and call.permission.resource.startswith("nodes")
-    } - {Permission("", "nodes", "get"), Permission("", "nodes", "list")}
+    } - {
+        Permission("", "nodes", "get"),
+        Permission("", "nodes", "list"),
+        Permission("", "nodes", "watch"),
+    }
     assert writes == {Permission("", "nodes", "patch")}
     docs = list(yaml.safe_load_all((ROOT / "deploy" / "base" / "clusterrole.yaml").read_text()))
     (role,) = of_kind(docs, "ClusterRole")
