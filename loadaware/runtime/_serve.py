@@ -11,7 +11,8 @@ webhook's authentication):
                          bound, the Kubernetes API and the metrics source answer, the
                          state namespace and ConfigMap are usable, lease calls succeed
     GET  /status         JSON: running and recent rounds, next schedule fire
-                         times, breaker, suspend switch and budget state, leadership
+                         times, breaker, suspend switch and budget state, leadership,
+                         the cluster cache (per kind: age, events, relists)
 
 Rounds are started by schedules (_schedule) and the webhook, and only through
 Service.try_start_round, which holds the single-flight lock: never two rounds
@@ -527,6 +528,22 @@ class Service:
             "suspend": self._refresh_suspension(),
             "budgets": budgets,
             "webhook": self.webhook.state(),
+            "clusterCache": self._cache_status(),
+        }
+
+    def _cache_status(self) -> dict[str, Any] | None:
+        """Per kind: age, events applied, relists by cause; None without a cache."""
+        if self.cache is None:
+            return None
+        ages = self.cache.ages()
+        kinds = self.cache.stats()
+        for name, stats in kinds.items():
+            age = ages.get(name)
+            stats["ageSeconds"] = None if age is None else round(age, 1)
+        return {
+            "synced": self.cache.synced,
+            "maxAgeSeconds": self.settings.cluster_cache.max_age.total_seconds(),
+            "kinds": kinds,
         }
 
 

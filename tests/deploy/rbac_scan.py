@@ -347,8 +347,7 @@ def _raw_request_permissions(
     permissions = {permission_of_path(m, p) for m in methods for p in paths}
     if _asks_to_watch(call, parents):
         permissions = {
-            Permission(p.group, p.resource, "watch") if p.verb == "list" else p
-            for p in permissions
+            Permission(p.group, p.resource, "watch") if p.verb == "list" else p for p in permissions
         }
     return permissions
 

@@ -150,6 +150,11 @@ def test_metrics_show_events_relists_and_age(
          "the relist counted")  # fmt: skip
     text = page()
     assert 'loadaware_cluster_cache_events_total{kind="pods",type=' in text
+    status = json.loads(run.get("/status")[1])["clusterCache"]
+    assert status["synced"] is True
+    assert status["kinds"]["pods"]["relists"] == {"dropped": 1}
+    assert status["kinds"]["pods"]["events"] >= 1
+    assert status["kinds"]["pods"]["ageSeconds"] is not None
     ages = [
         float(line.rsplit(" ", 1)[1])
         for line in text.splitlines()
