@@ -1,7 +1,7 @@
 """The live read through `sim serve`: a first sync of the cluster cache against one
 read_cluster, and a round on the warm cache, with the API requests each sends.
 
-    python -m bench.cache_read [--nodes 1000 5000] [--pods-per-node 30] [--churn 50]
+    python -m bench.cache_read [--nodes 1000 5000] [--pods-per-node 30] [--churn 20]
 
 For each size a child process serves a generated cluster (usage independent of
 requests) with the simulated API; every measurement runs in a fresh process of
@@ -137,13 +137,21 @@ def _measure(kind: str, url: str, kubeconfig: str, churn: int) -> dict[str, Any]
 
     core = kubernetes.client.CoreV1Api(client)
     movable = [p for p in state.pods if p.owner is not None and p.owner.kind == "ReplicaSet"]
-    for pod in movable[:: max(1, len(movable) // churn)][:churn]:
-        core.create_namespaced_pod_eviction(
-            pod.name,
-            pod.namespace,
-            {"metadata": {"name": pod.name, "namespace": pod.namespace}},
-            _preload_content=False,
-        )
+    evicted = 0
+    for pod in movable[:: max(1, len(movable) // max(churn, 1))]:
+        if evicted >= churn:
+            break
+        try:
+            core.create_namespaced_pod_eviction(
+                pod.name,
+                pod.namespace,
+                {"metadata": {"name": pod.name, "namespace": pod.namespace}},
+                _preload_content=False,
+                _request_timeout=120,
+            )
+        except kubernetes.client.ApiException:
+            continue  # a PodDisruptionBudget said no: another pod then
+        evicted += 1
     time.sleep(3)  # the controllers recreate and bind; the cache hears of it
     _admin(url, "/_sim/requests", "DELETE")
     trigger = time.perf_counter()
@@ -181,11 +189,12 @@ def _child(kind: str, url: str, kubeconfig: str, churn: int) -> dict[str, Any]:
             "--churn",
             str(churn),
         ],
-        check=True,
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONHASHSEED": "0"},
     )
+    if out.returncode != 0:
+        raise RuntimeError(f"measuring {kind} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -235,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.cache_read", description=__doc__)
     parser.add_argument("--nodes", type=int, nargs="+", default=[1000, 5000])
     parser.add_argument("--pods-per-node", type=int, default=30)
-    parser.add_argument("--churn", type=int, default=50)
+    parser.add_argument("--churn", type=int, default=20)
     parser.add_argument("--measure", choices=("read", "cache"), help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
     parser.add_argument("--kubeconfig", help=argparse.SUPPRESS)
