@@ -101,8 +101,10 @@ class ClusterCache:
         monotonic: Callable[[], float] = time.monotonic,
         on_event: Callable[[str, str], None] | None = None,
         on_relist: Callable[[str, str], None] | None = None,
+        sync_timeout: float = 300.0,
     ) -> None:
         self._client = client
+        self._sync_timeout = sync_timeout
         self._settings = settings or _live.ClientSettings()
         self._watch_seconds = watch_seconds
         self._monotonic = monotonic
@@ -288,13 +290,29 @@ class ClusterCache:
 
     # --- the executor's reads, as the raw objects' fields it reads ---------------------
 
+    def _listed(self, path: str) -> None:
+        """Wait for the kind's first list (up to the sync timeout): before it, an
+        absent object would read as gone."""
+        deadline = self._monotonic() + self._sync_timeout
+        with self._changed:
+            while not self._kinds[path].synced:
+                left = deadline - self._monotonic()
+                if left <= 0 or self._stop.is_set():
+                    raise ClusterError(
+                        f"the cluster cache has not listed {self._kinds[path].name} yet",
+                        reference=STALE_CACHE,
+                    )
+                self._changed.wait(min(0.5, left))
+
     def read_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        self._listed(_PODS)
         with self._lock:
             entry = self._pods.get(f"{namespace}/{name}")
             return None if entry is None else _pod_view(entry)
 
     def list_pods(self, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
         wanted = _equality_selector(label_selector)
+        self._listed(_PODS)
         with self._lock:
             keys = sorted(self._pods_by_namespace.get(namespace, ()))
             entries = [self._pods[k] for k in keys]
@@ -305,11 +323,13 @@ class ClusterCache:
         ]
 
     def list_node_pods(self, node: str) -> list[dict[str, Any]]:
+        self._listed(_PODS)
         with self._lock:
             entries = [self._pods[k] for k in sorted(self._pods_by_node.get(node, ()))]
         return [_pod_view(e) for e in entries]
 
     def find_namespace(self, name: str) -> dict[str, Any] | None:
+        self._listed("/api/v1/namespaces")
         with self._lock:
             labels = self._kinds["/api/v1/namespaces"].objects.get(name)
         if labels is None:
@@ -317,6 +337,7 @@ class ClusterCache:
         return {"metadata": {"name": name, "labels": dict(labels)}}
 
     def list_nodes(self) -> list[dict[str, Any]]:
+        self._listed("/api/v1/nodes")
         with self._lock:
             nodes = [n for _, n in sorted(self._kinds["/api/v1/nodes"].objects.items())]
         return [_node_view(n) for n in nodes]

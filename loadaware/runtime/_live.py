@@ -170,7 +170,13 @@ def run_once(
     client = api or api_client_from(kubeconfig, context)
     # The round plans from a watched cache, and the evictor's checks and waits read
     # it: one list of each kind, then events, whatever the number of evictions.
-    cache = cluster.ClusterCache(client) if read_cluster is None else None
+    cache = (
+        cluster.ClusterCache(
+            client, sync_timeout=settings.cluster_cache.sync_timeout.total_seconds()
+        )
+        if read_cluster is None
+        else None
+    )
     round_context = live_round_context(
         settings, client, read_cluster=read_cluster, provider=provider, cache=cache
     )

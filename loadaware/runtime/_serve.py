@@ -775,6 +775,7 @@ def build_service(
         elector = _leader.AlwaysLeader(identity or _leader.default_identity())
     cache = cluster.ClusterCache(
         api,
+        sync_timeout=settings.cluster_cache.sync_timeout.total_seconds(),
         on_event=_service_metrics.observe_cache_event,
         on_relist=_service_metrics.observe_cache_relist,
     )

@@ -580,6 +580,8 @@ class SimServer:
             self._runner.stop()
             self._started = False
         self._http.server_close()
+        # A stopped server streams no more: its watches end with it.
+        self.sim.close_connections()
 
     def restart(self) -> None:
         """Stop serving, cut every open connection's watch, and serve the same cluster

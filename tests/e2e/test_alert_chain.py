@@ -64,6 +64,9 @@ groups:
 QUIET_PANELS = {
     ("loadaware.json", "Refused rounds by reason"),  # nothing was refused
     ("loadaware.json", "Next scheduled round"),  # this policy has no schedules
+    # Per-node and per-round forecast errors exist once a round planned ahead is proved.
+    ("loadaware.json", "Forecast error by node"),
+    ("loadaware.json", "Forecast mean absolute error"),
 }
 
 
