@@ -13,9 +13,9 @@ its own, so that its memory is its own:
   (lists, then one watch per kind), and its steady RSS above the same baseline
   once synced (the cache holding the cluster, as serve does between rounds);
 - warm round: `churn` evictions and the replacements the simulated controllers
-  make, then the trigger: waiting for the cache to have heard of every change,
-  the freshness check and the snapshot a round plans from. Seconds from the
-  trigger, and the lists and gets sent (none is the point).
+  make; once the cluster is at rest, the trigger: waiting for the cache to have
+  heard of every change, the freshness check and the snapshot a round plans
+  from. Seconds from the trigger, and the lists and gets sent (none is the point).
 
 Targets (issue "the cluster as a watched cache"): at 5,000 nodes / 150,000 pods a
 warm round starts planning within 1 s with no LIST; the cache's memory within 1.5x
@@ -105,6 +105,21 @@ def _caught_up(url: str, cache: cluster.ClusterCache) -> bool:
     return True
 
 
+def _quiet(url: str, seconds: float = 2.0, timeout: float = 900.0) -> None:
+    """Wait until the simulated cluster has not changed for `seconds`."""
+    deadline = time.monotonic() + timeout
+    last = _admin(url, "/_sim/versions")["latestChange"]
+    stable_since = time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        now = _admin(url, "/_sim/versions")["latestChange"]
+        if now != last:
+            last, stable_since = now, time.monotonic()
+        elif time.monotonic() - stable_since >= seconds:
+            return
+    raise TimeoutError("the simulated cluster never came to rest")
+
+
 def _measure(kind: str, url: str, kubeconfig: str, churn: int) -> dict[str, Any]:
     settings = cluster.ClientSettings(kubeconfig=kubeconfig)
     client = cluster.api_client(settings)
@@ -152,7 +167,9 @@ def _measure(kind: str, url: str, kubeconfig: str, churn: int) -> dict[str, Any]
         except kubernetes.client.ApiException:
             continue  # a PodDisruptionBudget said no: another pod then
         evicted += 1
-    time.sleep(3)  # the controllers recreate and bind; the cache hears of it
+    # The controllers recreate and bind; the round is triggered once they are done,
+    # as a schedule's round comes to a cluster at rest.
+    _quiet(url)
     _admin(url, "/_sim/requests", "DELETE")
     trigger = time.perf_counter()
     while not _caught_up(url, cache):
@@ -161,6 +178,7 @@ def _measure(kind: str, url: str, kubeconfig: str, churn: int) -> dict[str, Any]
     warm = cache.snapshot()
     warm_seconds = time.perf_counter() - trigger
     warm_requests = _reads(url)
+    relists = {name: stats["relists"] for name, stats in cache.stats().items() if stats["relists"]}
     cache.stop()
     return {
         "seconds": sync_seconds,
@@ -171,6 +189,7 @@ def _measure(kind: str, url: str, kubeconfig: str, churn: int) -> dict[str, Any]
         "warmRequests": warm_requests,
         "warmPods": len(warm.pods),
         "events": sum(s["events"] for s in cache.stats().values()),
+        "relists": relists,
     }
 
 
@@ -237,6 +256,7 @@ def _size(nodes: int, pods_per_node: int, churn: int) -> list[str]:
         f"{count(cached['warmRequests'], 'list'):4} lists  "
         f"{count(cached['warmRequests'], 'get'):3} gets     after {churn} evictions, "
         f"{cached['events']} events applied",
+        f"  relists: {cached['relists'] or 'none'}",
     ]
 
 

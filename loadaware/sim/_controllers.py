@@ -284,7 +284,8 @@ class Controllers:
                 self._owners.add(ref["uid"])
             if resource is _resources.DAEMONSETS:
                 self._all_daemonsets = True
-            self._pdb_namespaces.add(meta["namespace"])
+            if _scale_changed(kind, old, new):
+                self._pdb_namespaces.add(meta["namespace"])
         elif resource is _resources.PDBS:
             self._pdb_namespaces.add(meta["namespace"])
         elif resource is _resources.NAMESPACES and meta.get("deletionTimestamp"):
@@ -1344,6 +1345,18 @@ class Controllers:
             else:
                 scales[pod["metadata"]["uid"]] = 1
         return sum(scales.values())
+
+
+def _scale_changed(kind: str, old: Any, new: Any) -> bool:
+    """Whether a workload's change can move a PodDisruptionBudget's expected pods: it
+    came or went, or its scale or its owner changed. Status updates, which every
+    eviction brings, cannot (the pods' own changes are tracked one by one)."""
+    if kind != "MODIFIED" or old is None:
+        return True
+    before, after = old.get("spec") or {}, new.get("spec") or {}
+    return before.get("replicas") != after.get("replicas") or old["metadata"].get(
+        "ownerReferences"
+    ) != new["metadata"].get("ownerReferences")
 
 
 def _digest(text: str) -> str:
