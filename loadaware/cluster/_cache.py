@@ -32,6 +32,7 @@ writes still go to the API server.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import datetime
@@ -39,7 +40,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -121,7 +122,9 @@ class ClusterCache:
         self._pods: dict[str, _PodEntry] = {}
         self._pods_by_namespace: dict[str, set[str]] = {}
         self._pods_by_node: dict[str, set[str]] = {}
-        self._sorted_pods: list[str] | None = None
+        self._sorted_pods: list[str] | None = None  # pod keys in list order, once sorted
+        self._workloads: tuple[_types.Workload, ...] | None = None  # as last assembled
+        self._resolver: _convert._WorkloadResolver | None = None
         self._resolution = 0  # bumped when a workload or a PriorityClass changes
         self._resolved_at = -1
         self._fresh: set[str] = set()  # pods converted since the last snapshot
@@ -259,31 +262,42 @@ class ClusterCache:
         default_priority = next(
             (value for _, (value, default) in sorted(classes_kind.items()) if default), 0
         )
-        workloads: list[_types.Workload] = []
-        for path in _WORKLOAD_PATHS:
-            objects = kinds[path].objects
-            workloads.extend(objects[key] for key in sorted(objects))
-        resolver = _convert._WorkloadResolver({w.key: w for w in workloads})
-        changing = self._pods.keys() if self._resolved_at != self._resolution else self._fresh
+        if (
+            self._resolved_at != self._resolution
+            or self._workloads is None
+            or self._resolver is None
+        ):
+            # A workload or a PriorityClass changed: every pod is completed again.
+            workloads: list[_types.Workload] = []
+            index: dict[str, _types.Workload] = {}
+            for path in _WORKLOAD_PATHS:
+                objects = kinds[path].objects  # keyed by Workload.key
+                workloads.extend(objects[key] for key in sorted(objects))
+                index.update(objects)
+            self._workloads = tuple(workloads)
+            resolver = _convert._WorkloadResolver(index)
+            self._resolver = resolver
+            changing: Iterable[str] = self._pods.keys()
+        else:
+            resolver = self._resolver
+            changing = self._fresh
         for key in changing:
             entry = self._pods[key]
             entry.pod = _completed(entry, resolver, classes, default_priority)
+            entry.published = True
         self._resolved_at = self._resolution
         self._fresh = set()
         if self._sorted_pods is None:
             self._sorted_pods = sorted(self._pods)
-        pods = []
-        for key in self._sorted_pods:
-            entry = self._pods[key]
-            entry.published = True
-            pods.append(entry.pod)
+        entries = self._pods
+        pods = tuple([entries[key].pod for key in self._sorted_pods])
         nodes = kinds["/api/v1/nodes"].objects
         pdbs = kinds["/apis/policy/v1/poddisruptionbudgets"].objects
         return _types.ClusterState(
             nodes=tuple(nodes[name] for name in sorted(nodes)),
-            pods=tuple(pods),
+            pods=pods,
             pdbs=tuple(pdbs[key] for key in sorted(pdbs)),
-            workloads=tuple(workloads),
+            workloads=self._workloads,
             namespace_labels={name: namespaces[name] for name in sorted(namespaces)},
             priority_classes=classes,
         )
@@ -559,6 +573,7 @@ class ClusterCache:
     # --- pods and their indexes (lock held) ----------------------------------------------
 
     def _replace_pods(self, converted: Mapping[str, _PodEntry]) -> None:
+        self._sorted_pods = None  # sorted once at the next snapshot, not key by key
         for key in list(self._pods):
             if key not in converted:
                 self._drop_pod(key)
@@ -568,7 +583,9 @@ class ClusterCache:
     def _put_pod(self, key: str, entry: _PodEntry) -> None:
         old = self._pods.get(key)
         if old is None:
-            self._sorted_pods = None
+            if self._sorted_pods is not None:
+                # One new pod in 150,000: insert it in order rather than sort again.
+                bisect.insort(self._sorted_pods, key)
             self._pods_by_namespace.setdefault(entry.pod.namespace, set()).add(key)
         elif old.pod.node_name != entry.pod.node_name and old.pod.node_name:
             self._pods_by_node.get(old.pod.node_name, set()).discard(key)
@@ -581,7 +598,8 @@ class ClusterCache:
         entry = self._pods.pop(key, None)
         if entry is None:
             return
-        self._sorted_pods = None
+        if self._sorted_pods is not None:
+            del self._sorted_pods[bisect.bisect_left(self._sorted_pods, key)]
         self._fresh.discard(key)
         self._pods_by_namespace.get(entry.pod.namespace, set()).discard(key)
         if entry.pod.node_name:
