@@ -41,6 +41,8 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
+from bench.cluster_read import write_kubeconfig
+from bench.harness import status_bytes
 from loadaware import cluster
 from loadaware.sim import _scenarios, _server
 
@@ -81,19 +83,11 @@ def _reads(url: str) -> dict[str, int]:
 
 
 def _rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
+    return (status_bytes("VmRSS") or 0) / 2**20
 
 
 def _peak_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
+    return (status_bytes("VmHWM") or 0) / 2**20
 
 
 def _caught_up(url: str, cache: cluster.ClusterCache) -> bool:
@@ -231,14 +225,7 @@ def _size(nodes: int, pods_per_node: int, churn: int) -> list[str]:
     url = f"http://127.0.0.1:{port}"
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            kubeconfig = pathlib.Path(tmp) / "kubeconfig"
-            kubeconfig.write_text(
-                "apiVersion: v1\nkind: Config\n"
-                f"clusters: [{{name: sim, cluster: {{server: '{url}'}}}}]\n"
-                "users: [{name: sim, user: {}}]\n"
-                "contexts: [{name: sim, context: {cluster: sim, user: sim}}]\n"
-                "current-context: sim\n"
-            )
+            kubeconfig = write_kubeconfig(pathlib.Path(tmp) / "kubeconfig", url)
             read = _child("read", url, str(kubeconfig), churn)
             cached = _child("cache", url, str(kubeconfig), churn)
     finally:

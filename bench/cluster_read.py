@@ -61,6 +61,18 @@ def _serve(
     server.stop()
 
 
+def write_kubeconfig(path: pathlib.Path, url: str) -> pathlib.Path:
+    """A kubeconfig for the simulated API at `url`, without credentials."""
+    path.write_text(
+        "apiVersion: v1\nkind: Config\n"
+        f"clusters: [{{name: sim, cluster: {{server: '{url}'}}}}]\n"
+        "users: [{name: sim, user: {}}]\n"
+        "contexts: [{name: sim, context: {cluster: sim, user: sim}}]\n"
+        "current-context: sim\n"
+    )
+    return path
+
+
 def _raw_pass(url: str, page_size: int, parse: bool) -> tuple[float, int, int]:
     """(seconds, requests, bytes) for every list, as the reader pages through them."""
     pool = urllib3.PoolManager(maxsize=1)
@@ -134,14 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[tuple[str, float, str]] = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            kubeconfig = pathlib.Path(tmp) / "kubeconfig"
-            kubeconfig.write_text(
-                "apiVersion: v1\nkind: Config\n"
-                f"clusters: [{{name: sim, cluster: {{server: '{url}'}}}}]\n"
-                "users: [{name: sim, user: {}}]\n"
-                "contexts: [{name: sim, context: {cluster: sim, user: sim}}]\n"
-                "current-context: sim\n"
-            )
+            kubeconfig = write_kubeconfig(pathlib.Path(tmp) / "kubeconfig", url)
             seconds, requests, size = _raw_pass(url, args.page_size, parse=False)
             rows.append(("first raw read (server cold)", seconds, f"{requests} requests"))
             seconds, requests, size = _raw_pass(url, args.page_size, parse=False)

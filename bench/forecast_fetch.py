@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO
 
+from bench.metrics_fetch import timed
 from loadaware import policy
 from loadaware.metrics import PrometheusForecaster
 from loadaware.policy import MetricsSettings
@@ -137,15 +138,6 @@ def write_history(
     return count
 
 
-def _timed(repeat: int, action: Callable[[], object]) -> list[float]:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        action()
-        times.append(time.perf_counter() - started)
-    return times
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.forecast_fetch", description=__doc__)
     parser.add_argument("--nodes", type=int, default=1000)
@@ -219,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             first = forecaster.fetch_forecast(node_names, pod_keys, now=NOW, horizon=args.horizon)
             assert len(first.nodes) == args.nodes, (len(first.nodes), first.uncovered_nodes)
             assert len(first.workloads) == workloads, len(first.workloads)
-            times = _timed(args.repeat, fetch)
+            times = timed(args.repeat, fetch)
             seconds = min(times)
 
     rows = [

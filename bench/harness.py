@@ -191,7 +191,7 @@ class Results:
 # --- running a call in its own process ---------------------------------------------------------
 
 
-def _status_bytes(name: str) -> int | None:
+def status_bytes(name: str) -> int | None:
     """A VmRSS / VmHWM line of /proc/self/status, in bytes (Linux only)."""
     try:
         with open("/proc/self/status", encoding="ascii") as status:
@@ -210,7 +210,7 @@ def _reset_peak_rss() -> int | None:
             refs.write("5")
     except OSError:
         return None
-    return _status_bytes("VmRSS")
+    return status_bytes("VmRSS")
 
 
 def _release_free_memory() -> None:
@@ -227,7 +227,7 @@ def _call_measured(work: Callable[[], Any]) -> Isolated:
     started = time.perf_counter()
     value = work()
     seconds = time.perf_counter() - started
-    peak = _status_bytes("VmHWM") if base is not None else None
+    peak = status_bytes("VmHWM") if base is not None else None
     rise = max(0, peak - base) if peak is not None and base is not None else None
     return Isolated(value=value, seconds=seconds, peak_bytes=rise)
 

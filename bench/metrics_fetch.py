@@ -87,7 +87,8 @@ def _backfill(workdir: pathlib.Path, nodes: int, pods: int, now: float) -> dict[
     return timings
 
 
-def _timed(repeat: int, action: Callable[[], object]) -> list[float]:
+def timed(repeat: int, action: Callable[[], object]) -> list[float]:
+    """Seconds of each of `repeat` runs of `action`."""
     times = []
     for _ in range(repeat):
         started = time.perf_counter()
@@ -168,8 +169,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             usage = provider.fetch_usage(node_names, pod_keys, now=moment)
             assert len(usage.nodes) == args.nodes, len(usage.nodes)
             assert len(usage.pods) == args.pods, len(usage.pods)
-            raw_times = _timed(args.repeat, raw)
-            fetch_times = _timed(
+            raw_times = timed(args.repeat, raw)
+            fetch_times = timed(
                 args.repeat, lambda: provider.fetch_usage(node_names, pod_keys, now=moment)
             )
             raw_seconds, fetch_seconds = min(raw_times), min(fetch_times)

@@ -192,11 +192,6 @@ def list_kind(
     return items, str(meta.get("resourceVersion") or "")
 
 
-def is_optional(path: str) -> bool:
-    """Whether an API server may lack the kind at `path` without harm."""
-    return path in _OPTIONAL_PATHS
-
-
 def _list_all(
     client: kubernetes.client.ApiClient,
     path: str,

@@ -33,6 +33,7 @@ def sim_server(
     ready_delay: float = 0.0,
     token: str | None = None,
     percentage_of_nodes_to_score: int = 0,
+    watch_bookmark_seconds: float = 60.0,
 ) -> Iterator[sim.SimServer]:
     clock = sim.SimClock(NOW, speed=0.0)
     server = sim.start_server(
@@ -41,6 +42,7 @@ def sim_server(
         ready_delay=ready_delay,
         token=token,
         percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+        watch_bookmark_seconds=watch_bookmark_seconds,
     )
     try:
         yield server
