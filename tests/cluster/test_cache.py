@@ -15,7 +15,7 @@ import pytest
 from loadaware import cluster, sim
 from loadaware.cluster import ClientSettings
 from loadaware.errors import RefusedError
-from tests.lib.cache import caught_up
+from tests.lib.cache import all_watching, caught_up
 from tests.lib.sim import sim_server
 
 
@@ -43,11 +43,6 @@ def cache(
 
 def _fresh(client: kubernetes.client.ApiClient) -> cluster.ClusterState:
     return cluster.read_cluster(client=client)
-
-
-def _all_watching(server: sim.SimServer, cache: cluster.ClusterCache) -> None:
-    """Every kind the server serves has its watch open."""
-    server.wait_for(lambda: server.sim.open_watches() == len(cache.versions()))
 
 
 def _evictable(state: cluster.ClusterState) -> cluster.Pod:
@@ -110,7 +105,7 @@ def test_a_snapshot_with_nothing_changed_is_the_same_object(
 def test_410_gone_relists_that_kind_and_counts_it(
     server: sim.SimServer, cache: cluster.ClusterCache, client: kubernetes.client.ApiClient
 ) -> None:
-    _all_watching(server, cache)
+    all_watching(cache, server)
     assert server.sim.expire_watches() == len(cache.versions())
     pod = _evictable(cache.snapshot())
     server.sim.evict(pod.namespace, pod.name)
@@ -134,7 +129,7 @@ def test_a_watch_answered_410_relists_that_kind(
 def test_a_cut_stream_relists_and_counts_it(
     server: sim.SimServer, cache: cluster.ClusterCache, client: kubernetes.client.ApiClient
 ) -> None:
-    _all_watching(server, cache)
+    all_watching(cache, server)
     assert server.sim.close_watches() == len(cache.versions())
     pod = _evictable(cache.snapshot())
     server.sim.evict(pod.namespace, pod.name)

@@ -26,5 +26,10 @@ def is_caught_up(cache: cluster.ClusterCache, server: sim.SimServer) -> bool:
     )
 
 
+def all_watching(cache: cluster.ClusterCache, server: sim.SimServer) -> None:
+    """Wait until every kind the server serves has its watch open."""
+    server.wait_for(lambda: server.sim.open_watches() == len(cache.versions()))
+
+
 def caught_up(cache: cluster.ClusterCache, server: sim.SimServer, timeout: float = 20.0) -> None:
     server.wait_for(lambda: is_caught_up(cache, server), timeout=timeout, interval=0.005)

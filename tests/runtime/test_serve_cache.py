@@ -21,7 +21,7 @@ import pytest
 
 from loadaware import cluster, policy, runtime, sim
 from loadaware.runtime import _serve
-from tests.lib.cache import caught_up
+from tests.lib.cache import all_watching, caught_up
 
 POLICY: dict[str, Any] = {
     "metrics": {"metricsServer": {}, "onStaleNode": "Exclude"},
@@ -62,6 +62,12 @@ class _Served:
             return response.status, response.read()
         finally:
             connection.close()
+
+    def ready(self) -> cluster.ClusterCache:
+        """The service's cache, once /readyz says ready."""
+        poll(lambda: self.readyz()[0] == 200, "ready")
+        assert self.service.cache is not None
+        return self.service.cache
 
     def readyz(self) -> tuple[int, dict[str, str]]:
         status, body = self.get("/readyz")
@@ -114,9 +120,7 @@ def test_a_round_on_the_warm_cache_lists_nothing_and_plans_as_a_fresh_list(
 ) -> None:
     server, start = served
     run = start()
-    poll(lambda: run.readyz()[0] == 200, "ready")
-    cache = run.service.cache
-    assert cache is not None
+    cache = run.ready()
     caught_up(cache, server)
     server.sim.requests.clear()
     assert run.service.try_start_round("manual") == "started"
@@ -133,14 +137,12 @@ def test_metrics_show_events_relists_and_age(
 ) -> None:
     server, start = served
     run = start()
-    poll(lambda: run.readyz()[0] == 200, "ready")
+    cache = run.ready()
     pod = next(p for p in server.list("pods") if p["metadata"].get("ownerReferences"))
     server.sim.evict(pod["metadata"]["namespace"], pod["metadata"]["name"])
     server.advance(5)
-    cache = run.service.cache
-    assert cache is not None
     caught_up(cache, server)
-    poll(lambda: server.sim.open_watches() == len(cache.versions()), "every kind watched")
+    all_watching(cache, server)
     server.sim.close_watches()
 
     def page() -> str:
@@ -169,10 +171,7 @@ def test_a_stale_cache_makes_the_service_unready_until_it_recovers(
 ) -> None:
     server, start = served
     run = start()
-    poll(lambda: run.readyz()[0] == 200, "ready")
-    cache = run.service.cache
-    assert cache is not None
-    poll(lambda: server.sim.open_watches() == len(cache.versions()), "every kind watched")
+    all_watching(run.ready(), server)
     broken = server.faults.add(path=LIST_PATHS, method="GET", status=503)
     server.sim.close_watches()
     status, checks = poll(
