@@ -19,8 +19,10 @@ class NodeRelief:
 
     role "relieved": a hot node pods were moved off; verdict relieved (at or
     under its targets), improved (lower than before, still over), not improved,
-    or unverified. role "landing": a node replacements landed on; verdict
-    within targets, turned hot, or unverified. `why` says why unverified."""
+    or unverified; or a hot node no pod was moved off, still over its targets
+    after the round: left hot, not judged on a sample (see relief_rows). role
+    "landing": a node replacements landed on; verdict within targets, turned
+    hot, or unverified. `why` says why unverified or left hot."""
 
     node: str
     before: Mapping[str, float]
@@ -121,8 +123,9 @@ def round_to_json(record: RoundRecord) -> dict[str, Any]:
                 }
                 for r in (execution.replacements if execution else [])
             ],
-            "relief": [relief_to_json(r) for r in record.relief if r.role == "relieved"],
+            "relief": [relief_to_json(r) for r in relief_rows(record) if r.role == "relieved"],
             "landingNodes": [relief_to_json(r) for r in record.relief if r.role == "landing"],
+            "leftHot": list(record.completion.left_hot) if record.completion else [],
             "evidence": record.relief_wait,
             "modelError": model_error(record.relief),
             "verdict": round_verdict(record),
@@ -151,14 +154,47 @@ _NOTHING_TO_ADD = frozenset({"", "relieved", "no hotspot to verify"})
 
 def round_verdict(record: RoundRecord) -> str:
     """The round's verdict: the relief check's, unless the round was partial,
-    which no relief of the nodes it did reach makes it otherwise."""
+    which no relief of the nodes it did reach makes it otherwise. The relief
+    check judges only the nodes pods moved off or landed on: a hot node still
+    over its targets is named whether it judged it or not."""
     completion = record.completion
-    if completion is None or not completion.partial:
-        return record.relief_verdict
     check = record.relief_verdict
-    return f"partial: {_completion.describe_completion(completion)}" + (
-        f"; relief check: {check}" if check not in _NOTHING_TO_ADD else ""
-    )
+    if completion is None:
+        return check
+    if completion.partial:
+        return f"partial: {_completion.describe_completion(completion)}" + (
+            f"; relief check: {check}" if check not in _NOTHING_TO_ADD else ""
+        )
+    if completion.left_hot:
+        return f"left hot: {_completion.name_nodes(completion.left_hot)}" + (
+            f"; relief check: {check}" if check not in _NOTHING_TO_ADD else ""
+        )
+    return check
+
+
+def relief_rows(record: RoundRecord) -> list[NodeRelief]:
+    """The relief check's rows, then a `left hot` row for each hot node still over
+    its targets that it did not judge (no pod was moved off it: a budget, skipped
+    evictions). Its figures are the plan's: before, and expected after."""
+    judged = {r.node for r in record.relief if r.role == "relieved"}
+    completion, planned = record.completion, record.plan
+    if completion is None:
+        return list(record.relief)
+    reports = {n.name: n for n in planned.nodes} if planned is not None else {}
+    left = [
+        NodeRelief(
+            node=n.node,
+            before=reports[n.node].before if n.node in reports else {},
+            expected=reports[n.node].after if n.node in reports else {},
+            observed=None,
+            verdict="left hot",
+            why=n.why or f"{n.carried_out} of {n.planned} planned evictions carried out",
+            targets=reports[n.node].high if n.node in reports else {},
+        )
+        for n in completion.nodes
+        if n.result in _completion.STILL_HOT and n.node not in judged
+    ]
+    return sorted([*record.relief, *left], key=lambda r: (r.role != "relieved", r.node))
 
 
 def relief_to_json(relief: NodeRelief) -> dict[str, Any]:

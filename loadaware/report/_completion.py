@@ -2,10 +2,15 @@
 to relieve and what became of each, the evictions it carried out of those
 planned, and why it stopped evicting, if it did.
 
-A round with a stop, or with a hot node left over its targets that the round
+Every node the plan classed hot counts, those it planned no eviction from
+too: a node still over its targets after the round is left hot, whatever kept
+it so (a budget, skipped evictions, replacements that landed elsewhere). A
+round with a stop, or with a hot node left over its targets that the round
 fell short on, is partial: not a success, whatever the relief check says of
-the nodes it did reach. runtime judges it; this module holds the result and
-says it in words and JSON.
+the nodes it did reach. A node the plan itself left hot (a budget ran out, no
+candidates) is left hot without making the round partial: the round did what
+it planned. runtime judges it; this module holds the result and says it in
+words and JSON.
 """
 
 from __future__ import annotations
@@ -14,15 +19,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-# What became of a hot node the round planned evictions from:
+# What became of a node the plan classed hot:
 #   relieved             judged at or under its targets after the moves
 #   improved-as-planned  judged lower but over its targets, as the plan said it
 #                        would stay (a budget ran out), every planned eviction done
+#   hot-as-planned       not judged, and the plan said it stays over its targets
+#                        (no eviction planned from it, or too few), every planned
+#                        eviction done
 #   unverified           every planned eviction done, no sample to judge it on
 #   no-longer-hot        the re-check before its evictions found it no longer hot
 #   left-hot             none of the above: still over its targets, or short of
 #                        its planned evictions with no evidence that it is not
-NodeResult = Literal["relieved", "improved-as-planned", "unverified", "no-longer-hot", "left-hot"]
+NodeResult = Literal[
+    "relieved",
+    "improved-as-planned",
+    "hot-as-planned",
+    "unverified",
+    "no-longer-hot",
+    "left-hot",
+]
+# The results of a node still over its targets after the round: left hot.
+STILL_HOT: frozenset[str] = frozenset({"left-hot", "improved-as-planned", "hot-as-planned"})
 
 # How many nodes a sentence names before "and N more".
 NAMED_NODES = 5
@@ -39,14 +56,14 @@ _NOT_CARRIED_OUT = (
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NodeCompletion:
     node: str
-    planned: int  # hotspot evictions planned from it
+    planned: int  # hotspot evictions planned from it (0: the plan left it hot)
     carried_out: int  # of those, evicted
     # The plan's own expectation: within its targets after the moves, or still
     # over them (a budget or the candidates ran out).
     expected_within_targets: bool
     relief: str | None  # the relief check's verdict; None: not judged
     result: NodeResult
-    why: str = ""  # for left-hot: what fell short
+    why: str = ""  # for a node still hot: what fell short, or why the plan left it so
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,11 +82,17 @@ class RoundCompletion:
 
     @property
     def left_hot(self) -> tuple[str, ...]:
+        """Every hot node still over its targets after the round, for whatever reason."""
+        return tuple(n.node for n in self.nodes if n.result in STILL_HOT)
+
+    @property
+    def fell_short(self) -> tuple[str, ...]:
+        """The nodes left hot because the round did less than it planned for them."""
         return self._named("left-hot")
 
     @property
     def partial(self) -> bool:
-        return self.stopped is not None or bool(self.left_hot)
+        return self.stopped is not None or bool(self.fell_short)
 
     def _named(self, result: NodeResult) -> tuple[str, ...]:
         return tuple(n.node for n in self.nodes if n.result == result)
@@ -116,6 +139,7 @@ def completion_to_json(completion: RoundCompletion | None) -> dict[str, Any] | N
             "planned": len(completion.nodes),
             "relieved": len(completion.relieved),
             "leftHot": list(completion.left_hot),
+            "fellShort": list(completion.fell_short),
         },
         "evictions": {
             "planned": completion.evictions_planned,

@@ -76,6 +76,8 @@ _TOUCHED = {
 }
 # Relief verdicts of a node still over its targets after the round.
 _STILL_HOT_VERDICTS = frozenset({"improved", "not improved", "turned hot"})
+# Relief verdicts of a hot node the round left over its targets, judged or not.
+_LEFT_HOT_VERDICTS = frozenset({"improved", "not improved", "left hot"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -547,7 +549,7 @@ def render_round_html(audit: Mapping[str, Any]) -> str:
     evictions = audit.get("evictions") or []
     # The plan's evictions when nothing was executed (a refused or planned-only round).
     shown = evictions or plan_json.get("evictions") or []
-    left_hot = list(((audit.get("completion") or {}).get("hotNodes") or {}).get("leftHot") or [])
+    left_hot = _left_hot(audit)
     return _page(
         f"loadaware round {audit.get('round', '')}: {status}",
         header,
@@ -560,6 +562,21 @@ def render_round_html(audit: Mapping[str, Any]) -> str:
             _solver_section(plan_json.get("solver"), plan_json.get("skipped") or {}),
         ],
     )
+
+
+def _left_hot(audit: Mapping[str, Any]) -> list[str]:
+    """Every hot node still over its targets after the round: those the round's
+    completion names, and any the relief check found still over them (an audit
+    record written before the completion named them all)."""
+    verification = audit.get("verification") or {}
+    names = list(((audit.get("completion") or {}).get("hotNodes") or {}).get("leftHot") or [])
+    names += verification.get("leftHot") or []
+    names += [
+        str(r["node"])
+        for r in verification.get("relief") or []
+        if r.get("node") and r.get("verdict") in _LEFT_HOT_VERDICTS
+    ]
+    return list(dict.fromkeys(names))
 
 
 def _round_summary(
@@ -578,14 +595,22 @@ def _round_summary(
         rows.insert(after + 1, ("hot nodes after, observed", _named(still_hot)))
     if completion:
         hot, done = completion.get("hotNodes") or {}, completion.get("evictions") or {}
+        # Of every hot node of the plan (an older record counted only those with
+        # planned evictions).
+        planned_hot = sum(
+            1 for n in (audit.get("plan") or {}).get("nodes") or [] if n.get("class") == "hot"
+        )
         rows += [
-            ("hot nodes relieved", f"{hot.get('relieved', 0)}/{hot.get('planned', 0)}"),
+            (
+                "hot nodes relieved",
+                f"{hot.get('relieved', 0)}/{max(planned_hot, hot.get('planned', 0))}",
+            ),
             (
                 "evictions carried out",
                 f"{done.get('carriedOut', 0)}/{done.get('planned', 0)}"
                 + (f" ({_counted(done['byResult'])})" if done.get("byResult") else ""),
             ),
-            ("left hot", _completion.name_nodes(hot.get("leftHot") or []) or "–"),
+            ("left hot", _completion.name_nodes(_left_hot(audit)) or "–"),
         ]
     elif audit.get("evictions"):
         results = Counter(str(e.get("result")) for e in audit["evictions"])

@@ -1,26 +1,57 @@
 """A live round as text a person reads (`run --once -o table`): what it came to
-first, with the counts, then the plan's table and how each judged node fared."""
+first, with the counts, then the plan's table and how each judged node fared,
+and each hot node left hot."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Sequence
 
 from loadaware.report import _completion
-from loadaware.report._audit import NodeRelief, RoundRecord
+from loadaware.report._audit import NodeRelief, RoundRecord, relief_rows
 from loadaware.report._table import render_plan_table
+
+_RESOURCES = ("cpu", "memory")  # first, in this order; others (pods) after
+# A judged node's role as the table names it: a hot node the round set out to
+# relieve, or a node replacements landed on.
+_ROLES = {"relieved": "hot", "landing": "landing"}
 
 
 def _percent(ratio: float | None) -> str:
     return "–" if ratio is None else f"{ratio * 100:.0f}%"
 
 
-def _resources(relief: NodeRelief) -> str:
-    observed: Mapping[str, float] = relief.observed or {}
-    return "  ".join(
-        f"{r} {_percent(relief.before.get(r))} → {_percent(observed.get(r))} "
-        f"(target {_percent(limit)})"
-        for r, limit in relief.targets.items()
+def _cell(relief: NodeRelief, resource: str) -> str:
+    if resource not in relief.targets and resource not in relief.before:
+        return ""
+    observed = (relief.observed or {}).get(resource)
+    target = relief.targets.get(resource)
+    return f"{_percent(relief.before.get(resource))} → {_percent(observed)}" + (
+        f" ({_percent(target)})" if target is not None else ""
     )
+
+
+def _relief_table(rows: Sequence[NodeRelief]) -> str:
+    """One row per node under a header: role, verdict, each resource before →
+    observed (target), and why, where there is a why."""
+    named = {r for row in rows for r in (*row.targets, *row.before)}
+    resources = [r for r in _RESOURCES if r in named] + sorted(named - set(_RESOURCES))
+    header = [
+        "NODE",
+        "ROLE",
+        "VERDICT",
+        *(f"{r.upper()} before → after (target)" for r in resources),
+    ]
+    table = [
+        [row.node, _ROLES.get(row.role, row.role), row.verdict, *(_cell(row, r) for r in resources)]
+        for row in rows
+    ]
+    widths = [max(len(line[i]) for line in (header, *table)) for i in range(len(header))]
+    with_why = any(row.why for row in rows)
+    lines = []
+    for line, why in ((header, "WHY"), *((t, row.why) for t, row in zip(table, rows, strict=True))):
+        cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=True)]
+        lines.append("  ".join([*cells, why if with_why else ""]).rstrip())
+    return "\n".join(lines) + "\n"
 
 
 def render_round_table(record: RoundRecord) -> str:
@@ -54,14 +85,8 @@ def render_round_table(record: RoundRecord) -> str:
     text = "\n".join(lines) + "\n"
     if record.plan is not None:
         text += "\nPLAN\n" + render_plan_table(record.plan)
-    if record.relief:
-        rows = sorted(record.relief, key=lambda r: (r.role != "relieved", r.node))
-        width = max(len(r.node) for r in rows)
-        text += "\nRELIEF (before → observed after the moves)\n"
-        text += "".join(
-            f"  {r.node:<{width}}  {r.role:<8}  {r.verdict:<14}  {_resources(r)}"
-            + (f"  ({r.why})" if r.why else "")
-            + "\n"
-            for r in rows
-        )
+    rows = relief_rows(record)
+    if rows:
+        text += "\nRELIEF (before → observed after the moves; left hot: not moved, not judged)\n"
+        text += _relief_table(rows)
     return text

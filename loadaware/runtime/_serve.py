@@ -563,7 +563,9 @@ def _summary(record: report.RoundRecord, label: str) -> dict[str, Any]:
         "evicted": execution.count("evicted") if execution else 0,
         "planned": len(record.plan.evictions) if record.plan else 0,
         "verdict": report.round_verdict(record) or None,
-        "relief": [{"role": r.role, **report.relief_to_json(r)} for r in record.relief],
+        "relief": [
+            {"role": r.role, **report.relief_to_json(r)} for r in report.relief_rows(record)
+        ],
         "completion": report.completion_to_json(record.completion),
     }
 

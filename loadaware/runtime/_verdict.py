@@ -2,14 +2,16 @@
 carried out (its outcomes and stop) and what the relief check observed after,
 never from the plan alone.
 
-The nodes a round sets out to relieve are those the plan classed hot and
-planned hotspot evictions from. Each is judged on evidence first: a node
+The nodes a round sets out to relieve are those the plan classed hot, those it
+planned no hotspot eviction from too (a budget ran out before them): the counts
+are of the plan's hot nodes. Each is judged on evidence first: a node
 observed at or under its targets is relieved even if some of its evictions were
 skipped (the re-check found it cool enough, or the round stopped after its
 last needed move). Without that evidence, what was carried out decides: a node
 still over its targets, or short of its planned evictions, is left hot. The
 plan may already say a node stays hot (a budget ran out); observed improved
-after every planned eviction, it did what was planned, and is not left hot.
+after every planned eviction, or not judged, it did what was planned: left hot,
+as planned, without making the round partial.
 
 A round that stopped evicting early, or left a hot node, is partial. The stop
 is the executor's, taken before the relief check: a breaker the relief check
@@ -42,7 +44,9 @@ def judge_round(
     outcomes = {o.pod: o for o in execution.outcomes}
     reports = {n.name: n for n in planned.nodes}
     judged = {r.node: r.verdict for r in relief if r.role == "relieved"}
-    sources: dict[str, list[plan.Eviction]] = {}
+    sources: dict[str, list[plan.Eviction]] = {
+        n.name: [] for n in planned.nodes if n.node_class == "hot"
+    }
     for eviction in planned.evictions:
         node = reports.get(eviction.node)
         if eviction.reason == "hotspot" and node is not None and node.node_class == "hot":
@@ -91,6 +95,13 @@ def _judge_node(
         result, why = "left-hot", short
     elif found and all(o is not None and o.reason == plan.SOURCE_NOT_HOT for o in found):
         result = "no-longer-hot"
+    elif not expected_within:
+        result = "hot-as-planned"
+        why = node.note or (
+            f"the plan leaves it over its targets after {len(evictions)} evictions"
+            if evictions
+            else "no evictions planned from it"
+        )
     else:
         result = "unverified"
     return report.NodeCompletion(

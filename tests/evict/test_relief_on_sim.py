@@ -2,7 +2,8 @@
 for samples that cover only time after its moves, judges every relieved and
 landing node, and opens the breaker when the cluster did not behave as the
 model said. Hot nodes that did not improve make the round partial (exit 1);
-one that improved as far as a budget let the plan go does not.
+one that improved as far as a budget let the plan go does not, but it is left
+hot, as is a hot node the budget left no eviction for.
 
 Time is the simulator's: metrics-server samples every 15 s with a 15 s window,
 evicted pods terminate for 30 s, and the round's waits move the clock.
@@ -203,26 +204,63 @@ def test_a_hotspot_that_does_not_improve_opens_the_breaker(server, tmp_path) -> 
 
 
 def test_a_budget_that_stops_short_leaves_the_hotspot_improved(server, tmp_path) -> None:
-    """One eviction in all: the hot node it came from is cooler, not cool enough."""
-    audit = _run(server, tmp_path, metrics_server_policy(limits={"maxNoOfPodsToEvictTotal": 1}))
+    """One eviction in all: the hot node it came from is cooler, not cool enough,
+    and the other hot node, which the budget left no eviction for, is as hot as
+    it was. Both are left hot, in the audit record, the table and the page."""
+    policy = metrics_server_policy(limits={"maxNoOfPodsToEvictTotal": 1})
+    context = live_context(server, tmp_path, policy)
+    record = runtime.run_round(policy, context)
+    audit = report.round_to_json(record)
     verification = audit["verification"]
-    [row] = verification["relief"]
+    hot = sorted(n["name"] for n in audit["plan"]["nodes"] if n["class"] == "hot")
+    [source] = {e["node"] for e in audit["evictions"]}
+    [untouched] = set(hot) - {source}
+    row, left = verification["relief"]
+    assert row["node"] == source
     assert row["verdict"] == "improved", row
     over = [r for r, limit in row["targets"].items() if row["observed"][r] > limit]
     assert over
     assert all(row["observed"][r] < row["before"][r] for r in over)
-    assert verification["verdict"] == f"improved: still over its targets: {row['node']}"
+    # The hot node no eviction was planned from: left hot, with the plan's reason.
+    assert (left["node"], left["verdict"], left["observed"]) == (untouched, "left hot", None)
+    assert left["why"] == "still hot: budget maxNoOfPodsToEvictTotal reached"
+    assert any(left["before"][r] > limit for r, limit in left["targets"].items())
+    assert verification["leftHot"] == hot
+    assert verification["verdict"] == (
+        f"left hot: {', '.join(hot)}; relief check: improved: still over its targets: {source}"
+    )
     # Improved is not a failure: no breaker.
     assert verification["breaker"] is None
-    # The plan said the node would stay hot (the budget ran out), and it improved
-    # as planned: the round did what it set out to do.
+    # The plan said both nodes would stay hot (the budget ran out), and the one it
+    # moved a pod off improved as planned: the round did what it set out to do.
     assert audit["status"] == "executed"
     assert audit["exitCode"] == 0
-    [node] = audit["completion"]["nodes"]
-    assert node["result"] == "improved-as-planned"
-    assert node["expectedWithinTargets"] is False
+    nodes = {n["node"]: n for n in audit["completion"]["nodes"]}
+    assert nodes[source]["result"] == "improved-as-planned"
+    assert nodes[source]["expectedWithinTargets"] is False
+    assert nodes[untouched]["result"] == "hot-as-planned"
+    assert nodes[untouched]["plannedEvictions"] == 0
+    assert audit["completion"]["hotNodes"] == {
+        "planned": len(hot),
+        "relieved": 0,
+        "leftHot": hot,
+        "fellShort": [],
+    }
     # Per round: where the replacements landed against the plan.
     assert verification["landings"] == {"planned": 1, "off-set": 0, "bad": 0, "pending": 0}
+    # The table a person reads and the HTML page say the same.
+    table = report.render_round_table(record)
+    assert f"hot nodes relieved: 0/{len(hot)} (left hot: {', '.join(hot)})\n" in table
+    relief = table.split("\nRELIEF ", 1)[1].splitlines()
+    assert relief[1].split()[:3] == ["NODE", "ROLE", "VERDICT"]
+    assert [line.split()[:3] for line in relief[2:4]] == [
+        [source, "hot", "improved"],
+        [untouched, "hot", "left"],
+    ]
+    assert relief[3].endswith("still hot: budget maxNoOfPodsToEvictTotal reached")
+    page = report.render_round_html(audit)
+    assert f"<th>hot nodes relieved</th><td>0/{len(hot)}</td>" in page
+    assert f"<th>left hot</th><td>{', '.join(hot)}</td>" in page
 
 
 def test_a_node_crowded_by_pod_count_is_relieved_and_judged_by_its_count(server, tmp_path) -> None:

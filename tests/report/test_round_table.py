@@ -6,7 +6,11 @@ relieved and the evictions carried out of those planned, the stop, and the
 relief check's own verdict, with the plan's table and the judged nodes after;
 a complete round says executed with the same counts; a round without a
 completion (refused, dry run) keeps its reason on the status line; the audit
-record's verification.verdict is "partial: ..." only for a partial round.
+record's verification.verdict is "partial: ..." only for a partial round; a
+hot node the round left over its targets, judged or not (a budget left it no
+eviction), is counted among the plan's hot nodes and named left hot on the
+status lines, in the relief table under its header and in the audit record's
+verification, without making the round partial.
 """
 
 from __future__ import annotations
@@ -94,8 +98,11 @@ def test_a_partial_round_says_so_with_the_counts() -> None:
         "relief check: improved: still over its targets: hot-a",
     ]
     assert "PLAN\nstatus: planned — 1 hot node; 2 evictions planned" in text
-    assert "hot-a  relieved  improved" in text
-    assert "cpu 90% → 74% (target 70%)" in text
+    relief = text.split("\nRELIEF ", 1)[1].splitlines()[1:]
+    assert relief == [
+        "NODE   ROLE  VERDICT   CPU before → after (target)  MEMORY before → after (target)",
+        "hot-a  hot   improved  90% → 74% (70%)              50% → 50% (80%)",
+    ]
     verdict = report.round_to_json(record)["verification"]["verdict"]
     assert verdict == (
         f"partial: 0/1 hot nodes relieved, 1/2 evictions carried out (1 skipped); "
@@ -131,3 +138,104 @@ def test_a_round_without_a_completion_keeps_its_reason() -> None:
         "status: refused — stale-metrics: node-a sample is 900s old (max 120s)\n"
     )
     assert report.round_to_json(record)["completion"] is None
+
+
+def test_a_hot_node_the_budget_left_without_an_eviction_is_left_hot_everywhere() -> None:
+    budget = "still hot: budget maxNoOfPodsToEvictTotal reached"
+    untouched = plan.NodeReport(
+        name="hot-b",
+        node_class="hot",
+        pool="default",
+        before={"cpu": 0.58, "memory": 0.89},
+        after={"cpu": 0.58, "memory": 0.89},
+        note=budget,
+        high={"cpu": 0.7, "memory": 0.8},
+    )
+    completion = report.RoundCompletion(
+        evictions_planned=2,
+        evictions_carried_out=2,
+        results={"evicted": 2},
+        nodes=(
+            report.NodeCompletion(
+                node="hot-a",
+                planned=2,
+                carried_out=2,
+                expected_within_targets=False,
+                relief="improved",
+                result="improved-as-planned",
+            ),
+            report.NodeCompletion(
+                node="hot-b",
+                planned=0,
+                carried_out=0,
+                expected_within_targets=False,
+                relief=None,
+                result="hot-as-planned",
+                why=budget,
+            ),
+        ),
+    )
+    record = _record(completion, status="executed", reason="2 evicted")
+    assert record.plan is not None
+    record.plan = plan.Plan(
+        status="planned", reason="2 hot nodes", nodes=(*record.plan.nodes, untouched)
+    )
+    assert not completion.partial
+    text = report.render_round_table(record)
+    assert text.startswith(
+        "round r1 (once)\nstatus: executed\nhot nodes relieved: 0/2 (left hot: hot-a, hot-b)\n"
+    )
+    relief = text.split("\nRELIEF ", 1)[1].splitlines()[1:]
+    assert relief == [
+        "NODE   ROLE  VERDICT   CPU before → after (target)  MEMORY before → after (target)  WHY",
+        "hot-a  hot   improved  90% → 74% (70%)              50% → 50% (80%)",
+        "hot-b  hot   left hot  58% → – (70%)                89% → – (80%)                   "
+        + budget,
+    ]
+    verification = report.round_to_json(record)["verification"]
+    assert verification["leftHot"] == ["hot-a", "hot-b"]
+    assert [(r["node"], r["verdict"]) for r in verification["relief"]] == [
+        ("hot-a", "improved"),
+        ("hot-b", "left hot"),
+    ]
+    left = verification["relief"][1]
+    assert (left["observed"], left["why"]) == (None, budget)
+    assert left["before"] == {"cpu": 0.58, "memory": 0.89}
+    assert verification["verdict"] == (
+        "left hot: hot-a, hot-b; relief check: improved: still over its targets: hot-a"
+    )
+    body = report.round_to_json(record)["completion"]
+    assert body["result"] == "complete"
+    assert body["hotNodes"]["leftHot"] == ["hot-a", "hot-b"]
+    assert body["summary"] == (
+        "0/2 hot nodes relieved, 2/2 evictions carried out; left hot: hot-a, hot-b"
+    )
+
+
+def test_a_round_that_relieved_what_it_judged_still_names_the_node_left_hot() -> None:
+    completion = report.RoundCompletion(
+        evictions_planned=1,
+        evictions_carried_out=1,
+        results={"evicted": 1},
+        nodes=(
+            report.NodeCompletion(
+                node="hot-a",
+                planned=1,
+                carried_out=1,
+                expected_within_targets=True,
+                relief="relieved",
+                result="relieved",
+            ),
+            report.NodeCompletion(
+                node="hot-b",
+                planned=0,
+                carried_out=0,
+                expected_within_targets=False,
+                relief=None,
+                result="hot-as-planned",
+                why="no evictions planned from it",
+            ),
+        ),
+    )
+    record = _record(completion, status="executed", reason="1 evicted", relief_verdict="relieved")
+    assert report.round_to_json(record)["verification"]["verdict"] == "left hot: hot-b"

@@ -12,7 +12,9 @@ though the stop skipped its last eviction; a node the re-check found no longer
 hot is not left hot; unverified after every eviction is not partial, short of
 its evictions is; PDB refusals leave a node hot without any stop; evictions of
 other rules count as evictions but not as hot nodes; long lists of nodes end
-in "and N more"; the JSON of the audit record.
+in "and N more"; the JSON of the audit record; every hot node of the plan counts, one the plan
+planned no eviction from (a budget ran out) too, and every node still over its
+targets is left hot, whether or not the round fell short on it.
 """
 
 from __future__ import annotations
@@ -246,9 +248,13 @@ def test_other_rules_count_as_evictions_not_as_hot_nodes() -> None:
         [],
         stopped=None,
     )
-    assert completion.nodes == ()
+    # hot-a is one of the plan's hot nodes, with no hotspot eviction planned from it.
+    [hot] = completion.nodes
+    assert (hot.node, hot.planned, hot.carried_out) == ("hot-a", 0, 0)
     assert not completion.partial
-    assert report.describe_completion(completion) == "2/2 evictions carried out"
+    assert report.describe_completion(completion) == (
+        "0/1 hot nodes relieved, 2/2 evictions carried out"
+    )
 
 
 def test_an_eviction_the_executor_never_reported_was_not_carried_out() -> None:
@@ -299,3 +305,69 @@ def test_long_lists_of_nodes_end_in_and_n_more() -> None:
         "relief": "relieved",
     }
     assert body["nodes"][6]["why"] == "0 of 1 planned evictions carried out"
+
+
+def test_every_hot_node_of_the_plan_counts_and_one_the_plan_left_hot_is_left_hot() -> None:
+    """Six hot nodes, a budget that let the plan reach five: the sixth is still hot
+    after the round. It is left hot (the plan's note says why), and the counts are
+    of six hot nodes; the round did what it planned, so it is not partial."""
+    evictions = [eviction(f"shop/p{i}", f"hot-{i}") for i in range(5)]
+    budget = "still hot: budget maxNoOfPodsToEvictTotal reached"
+    untouched = plan.NodeReport(
+        name="hot-5",
+        node_class="hot",
+        pool="default",
+        before={"cpu": 0.9, "memory": 0.89},
+        after={"cpu": 0.9, "memory": 0.89},
+        note=budget,
+        high=TARGETS,
+    )
+    completion = _verdict.judge_round(
+        make_plan(*evictions, nodes=(untouched,)),
+        execution(*(outcome(e, "evicted") for e in evictions)),
+        [relief(f"hot-{i}", "relieved") for i in range(4)] + [relief("hot-4", "unverified")],
+        stopped=None,
+    )
+    assert len(completion.nodes) == 6
+    assert completion.left_hot == ("hot-5",)
+    assert completion.fell_short == ()
+    assert not completion.partial
+    [left] = [n for n in completion.nodes if n.node == "hot-5"]
+    assert (left.result, left.planned, left.why) == ("hot-as-planned", 0, budget)
+    assert report.describe_completion(completion) == (
+        "4/6 hot nodes relieved, 5/5 evictions carried out; left hot: hot-5"
+    )
+    body = report.completion_to_json(completion)
+    assert body is not None
+    assert body["hotNodes"] == {
+        "planned": 6,
+        "relieved": 4,
+        "leftHot": ["hot-5"],
+        "fellShort": [],
+    }
+
+
+def test_a_node_improved_as_planned_is_still_left_hot() -> None:
+    a1 = eviction("shop/a1", "hot-a")
+    budgeted = make_plan(a1, nodes=(node("hot-a", after_cpu=0.75),))
+    completion = _verdict.judge_round(
+        budgeted, execution(outcome(a1, "evicted")), [relief("hot-a", "improved")], stopped=None
+    )
+    assert completion.left_hot == ("hot-a",)
+    assert not completion.partial
+    assert report.describe_completion(completion) == (
+        "0/1 hot nodes relieved, 1/1 evictions carried out; left hot: hot-a"
+    )
+
+
+def test_a_node_the_plan_leaves_hot_without_a_sample_is_left_hot_as_planned() -> None:
+    a1 = eviction("shop/a1", "hot-a")
+    budgeted = make_plan(a1, nodes=(node("hot-a", after_cpu=0.75),))
+    completion = _verdict.judge_round(
+        budgeted, execution(outcome(a1, "evicted")), [relief("hot-a", "unverified")], stopped=None
+    )
+    [a] = completion.nodes
+    assert a.result == "hot-as-planned"
+    assert a.why == "the plan leaves it over its targets after 1 evictions"
+    assert completion.left_hot == ("hot-a",)
+    assert not completion.partial
