@@ -10,9 +10,11 @@ A round's header says what it came to (partial when it stopped evicting early
 or left hot nodes it planned to relieve). A summary follows, before any
 per-node detail: hot nodes before and after (expected by the plan and, for a
 round, observed), evictions carried out of those planned, the relief check's
-verdicts, the breaker and the landings. Then the nodes: those the round touched
-(eviction sources, expected and actual landing nodes, steered and verified
-nodes) or left hot, grouped by class, with utilisation before, expected by the
+verdicts, the breaker and the landings; hot nodes relieved are counted out of
+the plan's hot nodes, and every hot node still over its targets after the round
+is named left hot, whether the relief check judged it or not. Then the nodes:
+those the round touched (eviction sources, expected and actual landing nodes,
+steered and verified nodes) or left hot, grouped by class, with utilisation before, expected by the
 plan, and observed after the evictions (audit records with verification only),
 per resource, with the pool's thresholds and targetThresholds marked on each
 bar; every other node sits in one collapsed section, one line of figures each,
@@ -591,8 +593,21 @@ def _round_summary(
         still_hot = sorted(
             str(r["node"]) for r in judged if r.get("verdict") in _STILL_HOT_VERDICTS
         )
+        # Left hot without a pod moved off: still over its targets, though not read again.
+        unread = [str(r["node"]) for r in judged if r.get("verdict") == "left hot"]
         after = next(i for i, (name, _) in enumerate(rows) if name == "hot nodes after, expected")
-        rows.insert(after + 1, ("hot nodes after, observed", _named(still_hot)))
+        rows.insert(
+            after + 1,
+            (
+                "hot nodes after, observed",
+                _named(still_hot)
+                + (
+                    f"; left hot, not read again: {_completion.name_nodes(unread)}"
+                    if unread
+                    else ""
+                ),
+            ),
+        )
     if completion:
         hot, done = completion.get("hotNodes") or {}, completion.get("evictions") or {}
         # Of every hot node of the plan (an older record counted only those with

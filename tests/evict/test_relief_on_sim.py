@@ -261,6 +261,10 @@ def test_a_budget_that_stops_short_leaves_the_hotspot_improved(server, tmp_path)
     page = report.render_round_html(audit)
     assert f"<th>hot nodes relieved</th><td>0/{len(hot)}</td>" in page
     assert f"<th>left hot</th><td>{', '.join(hot)}</td>" in page
+    assert (
+        f"<th>hot nodes after, observed</th><td>1: {source}; left hot, not read again: "
+        f"{untouched}</td>"
+    ) in page
 
 
 def test_a_node_crowded_by_pod_count_is_relieved_and_judged_by_its_count(server, tmp_path) -> None:
