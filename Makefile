@@ -58,9 +58,11 @@ docs: install-test
 docs-serve: install-test
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict
 
-# Regenerate docs/reference/policy.md from the policy models (tests fail when it is stale).
+# Regenerate docs/reference/policy.md from the policy models, and the flags section of
+# docs/reference/cli.md from the command's parser (tests fail when either is stale).
 docs-reference: install
 	$(BIN)/python -m loadaware.policy reference
+	$(BIN)/python -m loadaware._cli_reference
 
 # Regenerate dashboards/*.json from dashboards/generate.py (tests fail when they are stale).
 dashboards: install-test

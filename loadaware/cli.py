@@ -39,9 +39,17 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"loadaware {__version__}")
     parser.add_argument(
-        "--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"]
+        "--log-level",
+        default="WARNING",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        help="the least severe log records written to standard error",
     )
-    parser.add_argument("--log-format", default="text", choices=["text", "json"])
+    parser.add_argument(
+        "--log-format",
+        default="text",
+        choices=["text", "json"],
+        help="log records as text lines, or one JSON object a line",
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     sim = commands.add_parser(
@@ -63,7 +71,13 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     sim.add_argument("--policy", help="policy file (default: the built-in defaults)")
     sim.add_argument("--now", type=_parse_time, help="RFC 3339 time to judge staleness at")
-    sim.add_argument("-o", "--output", choices=["table", "json"], default="table")
+    sim.add_argument(
+        "-o",
+        "--output",
+        choices=["table", "json"],
+        default="table",
+        help="the before/after table, or the plan's JSON with the simulation's result",
+    )
     sim.add_argument("--all-nodes", action="store_true", help="list unchanged nodes too")
     sim.add_argument("--solver", choices=["milp", "greedy"], help="override optimizer.method")
     sim.add_argument(
@@ -73,8 +87,18 @@ def _build_parser() -> argparse.ArgumentParser:
     )
 
     pl = commands.add_parser("plan", help="plan offline from files: no cluster, no network")
-    pl.add_argument("--cluster", required=True)
-    pl.add_argument("--metrics", required=True)
+    pl.add_argument(
+        "--cluster",
+        required=True,
+        metavar="FILE",
+        help="cluster file: what `kubectl get nodes,pods,pdb,rs,deploy,sts,ds -A -o yaml` prints",
+    )
+    pl.add_argument(
+        "--metrics",
+        required=True,
+        metavar="FILE",
+        help="metrics file: what `loadaware metrics dump` writes",
+    )
     pl.add_argument(
         "--forecast",
         help="plan ahead: a metrics file of the usage forecast for the coming peak "
@@ -85,14 +109,22 @@ def _build_parser() -> argparse.ArgumentParser:
         type=policy.parse_duration,
         help="the forecast's horizon (default: the policy's first forecast schedule's, else 1h)",
     )
-    pl.add_argument("--policy", required=True)
+    pl.add_argument(
+        "--policy", required=True, metavar="FILE", help="policy file (LoadAwarePolicy YAML)"
+    )
     pl.add_argument("--now", type=_parse_time, help="RFC 3339 (default: the current time)")
-    pl.add_argument("-o", "--output", choices=["json", "table", "html"], default="table")
+    pl.add_argument(
+        "-o",
+        "--output",
+        choices=["json", "table", "html"],
+        default="table",
+        help="the plan's JSON, a table, or a self-contained HTML page",
+    )
     pl.add_argument("--all-nodes", action="store_true", help="list unchanged nodes too (table)")
     pl.add_argument("--solver", choices=["milp", "greedy"], help="override optimizer.method")
 
     val = commands.add_parser("validate", help="check a policy file")
-    val.add_argument("--policy", required=True)
+    val.add_argument("--policy", required=True, metavar="FILE", help="policy file to check")
 
     conv = commands.add_parser(
         "convert",
@@ -151,14 +183,30 @@ def _build_parser() -> argparse.ArgumentParser:
     dump = met_commands.add_parser(
         "dump", help="write a --metrics file from the live source (exit 3 when refused)"
     )
-    dump.add_argument("--policy", required=True)
-    dump.add_argument("--cluster", help="cluster file (kubectl -o yaml/json output)")
+    dump.add_argument(
+        "--policy",
+        required=True,
+        metavar="FILE",
+        help="policy file: its metrics source and node pools",
+    )
+    dump.add_argument(
+        "--cluster",
+        metavar="FILE",
+        help="cluster file (kubectl -o yaml/json output; default: the live cluster)",
+    )
     dump.add_argument("-o", "--output", help="file to write (default: standard output)")
-    dump.add_argument("--kubeconfig", help="for Secrets and metrics-server (default: in-cluster)")
+    dump.add_argument(
+        "--kubeconfig",
+        help="kubeconfig file, for the live cluster, Secrets and metrics-server "
+        "(default: in-cluster inside a pod, else $KUBECONFIG or ~/.kube/config)",
+    )
+    dump.add_argument("--context", help="kubeconfig context (default: the current one)")
 
     run = commands.add_parser("run", help="one live round against a cluster")
     run.add_argument("--once", action="store_true", required=True, help="run one round, then exit")
-    run.add_argument("--policy", required=True)
+    run.add_argument(
+        "--policy", required=True, metavar="FILE", help="policy file (LoadAwarePolicy YAML)"
+    )
     run.add_argument("--dry-run", action="store_true", help="evict with dryRun=All: change nothing")
     run.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then ~/.kube)")
     run.add_argument("--context", help="kubeconfig context (default: the current one)")
@@ -183,7 +231,9 @@ def _build_parser() -> argparse.ArgumentParser:
     srv = commands.add_parser(
         "serve", help="long-running: schedules, Alertmanager webhook, /metrics, leader election"
     )
-    srv.add_argument("--policy", required=True)
+    srv.add_argument(
+        "--policy", required=True, metavar="FILE", help="policy file (LoadAwarePolicy YAML)"
+    )
     srv.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then ~/.kube)")
     srv.add_argument("--context", help="kubeconfig context (default: the current one)")
     srv.add_argument("--listen", help="host:port (default: the policy's serve.listen)")
@@ -341,7 +391,10 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 def _cmd_metrics(args: argparse.Namespace) -> int:
     try:
         usage = runtime.dump_metrics(
-            policy_file=args.policy, cluster_file=args.cluster, kubeconfig=args.kubeconfig
+            policy_file=args.policy,
+            cluster_file=args.cluster,
+            kubeconfig=args.kubeconfig,
+            context=args.context,
         )
     except errors.RefusedError as exc:
         # As in a plan's reason: the stable code first, then what to act on.

@@ -18,10 +18,15 @@ ClusterReader = Callable[[], cluster.ClusterState]
 ApiClientFactory = Callable[[], object]
 
 
-def kubernetes_api_client(kubeconfig: str | os.PathLike[str] | None = None) -> object:
-    """An ApiClient from `kubeconfig`, else in-cluster config, else the default kubeconfig."""
+def kubernetes_api_client(
+    kubeconfig: str | os.PathLike[str] | None = None, context: str | None = None
+) -> object:
+    """An ApiClient from `kubeconfig` (and `context`), else in-cluster config, else
+    the default kubeconfig (KUBECONFIG or ~/.kube/config)."""
     return cluster.api_client(
-        cluster.ClientSettings(kubeconfig=os.fspath(kubeconfig) if kubeconfig else None)
+        cluster.ClientSettings(
+            kubeconfig=os.fspath(kubeconfig) if kubeconfig else None, context=context
+        )
     )
 
 
@@ -66,11 +71,13 @@ def dump_metrics(
     read_cluster: ClusterReader | None = None,
     api_client: ApiClientFactory | None = None,
     kubeconfig: str | os.PathLike[str] | None = None,
+    context: str | None = None,
     now: datetime.datetime | None = None,
 ) -> metrics.Usage:
-    """The `metrics dump` round. The cluster comes from cluster_file, else read_cluster."""
+    """The `metrics dump` round. The cluster comes from cluster_file, else read_cluster,
+    else the live API (`kubeconfig` and `context`, as `run` reads them)."""
     settings = policy.load_policy(policy_file)
-    factory = api_client or (lambda: kubernetes_api_client(kubeconfig))
+    factory = api_client or (lambda: kubernetes_api_client(kubeconfig, context))
     if cluster_file is not None:
         state = cluster.load_cluster_file(cluster_file)
     elif read_cluster is not None:

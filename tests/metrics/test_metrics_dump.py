@@ -5,7 +5,8 @@ pods (and only those) with sample times; -o FILE and standard output; exit 3
 with the stable code and a reason naming the node and its age when a node's
 samples are stale although an instant query still returns them (the lookback
 trap) or are gone; exit 2 without --cluster or without a metrics source; the
-console script.
+console script; the live cluster and metrics-server, of the kubeconfig context
+--context names.
 """
 
 from __future__ import annotations
@@ -178,3 +179,40 @@ def test_dump_reads_the_live_cluster_and_metrics_server(tmp_path: pathlib.Path) 
     written = json.loads(out.read_text())
     assert set(written["nodes"]) == nodes
     assert written["pods"]
+
+
+def test_dump_reads_the_cluster_of_the_context_it_is_given(
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A kubeconfig whose current context names no cluster: without --context the
+    dump stops on it (exit 2), with --context it reads the simulated cluster."""
+    import datetime
+
+    import yaml
+
+    from loadaware import sim
+
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text("metrics: {metricsServer: {}}\n")
+    out = tmp_path / "metrics.json"
+    with sim.start_server(scenario="small", now=datetime.datetime.now(datetime.UTC)) as server:
+        config = server.kubeconfig(name="simulated")
+        config["contexts"].append({"name": "elsewhere", "context": {"cluster": "absent"}})
+        config["current-context"] = "elsewhere"
+        kubeconfig = tmp_path / "kubeconfig"
+        kubeconfig.write_text(yaml.safe_dump(config))
+        current = run("--policy", str(policy_file), "--kubeconfig", str(kubeconfig))
+        assert current == 2, capsys.readouterr().err
+        code = run(
+            "--policy",
+            str(policy_file),
+            "--kubeconfig",
+            str(kubeconfig),
+            "--context",
+            "simulated",
+            "-o",
+            str(out),
+        )
+        nodes = {n["metadata"]["name"] for n in server.list("nodes")}
+    assert code == 0, capsys.readouterr().err
+    assert set(json.loads(out.read_text())["nodes"]) == nodes
