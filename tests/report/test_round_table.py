@@ -239,3 +239,42 @@ def test_a_round_that_relieved_what_it_judged_still_names_the_node_left_hot() ->
     )
     record = _record(completion, status="executed", reason="1 evicted", relief_verdict="relieved")
     assert report.round_to_json(record)["verification"]["verdict"] == "left hot: hot-b"
+
+
+def test_a_node_whose_evictions_were_all_skipped_for_budget_gets_a_left_hot_row() -> None:
+    """The executor skipped both of hot-a's evictions (a window budget ran out): no
+    pod left it, the relief check had nothing to judge, and the round is partial."""
+    completion = report.RoundCompletion(
+        evictions_planned=2,
+        evictions_carried_out=0,
+        results={"skipped": 2},
+        nodes=(
+            report.NodeCompletion(
+                node="hot-a",
+                planned=2,
+                carried_out=0,
+                expected_within_targets=True,
+                relief=None,
+                result="left-hot",
+                why="0 of 2 planned evictions carried out",
+            ),
+        ),
+    )
+    record = _record(
+        completion,
+        status="partial",
+        reason=report.describe_completion(completion),
+        relief=[],
+        relief_verdict="",
+    )
+    text = report.render_round_table(record)
+    assert "hot nodes relieved: 0/1 (left hot: hot-a)\n" in text
+    relief = text.split("\nRELIEF ", 1)[1].splitlines()[1:]
+    assert relief[0].split()[:3] == ["NODE", "ROLE", "VERDICT"]
+    assert relief[1].startswith("hot-a  hot   left hot  90% → – (70%)")
+    assert relief[1].endswith("0 of 2 planned evictions carried out")
+    verification = report.round_to_json(record)["verification"]
+    assert [(r["node"], r["verdict"]) for r in verification["relief"]] == [("hot-a", "left hot")]
+    assert verification["verdict"] == (
+        "partial: 0/1 hot nodes relieved, 0/2 evictions carried out (2 skipped); left hot: hot-a"
+    )
