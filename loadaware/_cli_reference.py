@@ -7,6 +7,9 @@ The page's prose stays hand-written; only the part between the two markers is
 generated. `--check` exits 1 when that part is missing or stale, which is how the
 tests keep the committed page in step with the parser. A flag without a help
 text stops the generator, naming it.
+
+argparse has no public way to walk a parser: this reads its `_actions` and
+mutually exclusive groups, as argparse's own help formatter does.
 """
 
 from __future__ import annotations
@@ -33,17 +36,16 @@ class UndocumentedFlagError(ValueError):
 
 
 def commands(
-    parser: argparse.ArgumentParser, path: tuple[str, ...] = ()
+    parser: argparse.ArgumentParser, path: tuple[str, ...] = (), summary: str = ""
 ) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser, str]]:
     """(command words, its parser, its one-line help) for the parser and every
     subcommand below it, depth first, in the order they were added."""
-    yield path, parser, parser.description or ""
+    yield path, parser, summary
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             helps = {choice.dest: choice.help or "" for choice in action._choices_actions}
             for name, sub in action.choices.items():
-                for words, found, text in commands(sub, (*path, name)):
-                    yield words, found, text if words != (*path, name) else helps.get(name, "")
+                yield from commands(sub, (*path, name), helps.get(name, ""))
 
 
 def flags(parser: argparse.ArgumentParser) -> list[argparse.Action]:

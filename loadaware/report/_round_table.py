@@ -87,6 +87,9 @@ def render_round_table(record: RoundRecord) -> str:
         text += "\nPLAN\n" + render_plan_table(record.plan)
     rows = relief_rows(record)
     if rows:
-        text += "\nRELIEF (before → observed after the moves; left hot: not moved, not judged)\n"
+        text += (
+            "\nRELIEF (before → observed after the moves; "
+            "left hot: no pod moved off, not read again)\n"
+        )
         text += _relief_table(rows)
     return text

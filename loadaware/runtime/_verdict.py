@@ -13,10 +13,10 @@ plan may already say a node stays hot (a budget ran out); observed improved
 after every planned eviction, or not judged, it did what was planned: left hot,
 as planned, without making the round partial.
 
-A round that stopped evicting early, or left a hot node, is partial. The stop
-is the executor's, taken before the relief check: a breaker the relief check
-opens afterwards judges the moves, not how far the round got, and shows up
-here as the nodes it finds still hot.
+A round that stopped evicting early, or fell short on a hot node, is partial.
+The stop is the executor's, taken before the relief check: a breaker the
+relief check opens afterwards judges the moves, not how far the round got, and
+shows up here as the nodes it finds still hot.
 """
 
 from __future__ import annotations
