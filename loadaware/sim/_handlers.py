@@ -37,10 +37,10 @@ from loadaware.sim import (
     _discovery,
     _events,
     _eviction,
+    _metrics_api,
     _openapi,
     _resources,
     _response,
-    _selectors,
     _status,
     _store,
     _tables,
@@ -148,7 +148,7 @@ class ApiHandler(BaseHTTPRequestHandler):
                 return
         self.sim.requests.record(method, path, query)
         try:
-            self._check_auth(path)
+            _check_auth(self.sim.settings.token, path, self.headers.get("Authorization") or "")
             response = self._route(method, path, query, raw)
         except _watches.WatchRequestError as watch:
             if not _watches.stream(
@@ -172,24 +172,6 @@ class ApiHandler(BaseHTTPRequestHandler):
             "served",
             extra={"method": method, "path": path, "seconds": time.perf_counter() - started},
         )
-
-    def _check_auth(self, path: str) -> None:
-        token = self.sim.settings.token
-        if token is None or path in _OPEN_PATHS:
-            return
-        header = self.headers.get("Authorization") or ""
-        if header != f"Bearer {token}":
-            raise _status.unauthorized()
-
-    def _json_body(self, raw: bytes) -> Any:
-        if not raw:
-            return None
-        try:
-            return json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise _status.bad_request(
-                f"couldn't get version/kind; json parse error: {exc}"
-            ) from None
 
     # --- routing ---
 
@@ -240,7 +222,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             if len(segments) == 3:
                 return _response.Response(200, _discovery.api_resources(group, version))
             if group == _resources.METRICS_GROUP:
-                return self._metrics_api(method, segments[3:], query)
+                return _metrics_api.answer(self.sim, method, segments[3:], query)
             return self._resource(method, group, version, segments[3:], query, raw)
         raise _status.no_such_path()
 
@@ -283,11 +265,11 @@ class ApiHandler(BaseHTTPRequestHandler):
             if method == "POST":
                 if resource.namespaced and namespace is None:
                     raise _status.method_not_allowed()
-                body = self._json_body(raw)
+                body = _json_body(raw)
                 if view is not None and isinstance(body, dict):
                     body = _events.from_events_v1(body)
                 created = store.create(stored, namespace, body, dry_run=_store.is_dry_run(query))
-                return self._object(201, created, view)
+                return _object(201, created, view)
             if method == "DELETE":
                 return self._delete_collection(stored, namespace, query, raw, view)
             raise _status.method_not_allowed()
@@ -295,14 +277,14 @@ class ApiHandler(BaseHTTPRequestHandler):
         if sub == "eviction":
             if method != "POST":
                 raise _status.method_not_allowed()
-            body = self._json_body(raw)
+            body = _json_body(raw)
             return _response.Response(
                 201, _eviction.evict(store, namespace or "", name, body, query)
             )
         if sub == "binding":
             if method != "POST":
                 raise _status.method_not_allowed()
-            body = self._json_body(raw) or {}
+            body = _json_body(raw) or {}
             target = (body.get("target") or {}).get("name") if isinstance(body, dict) else None
             if not target:
                 raise _status.invalid(
@@ -321,7 +303,7 @@ class ApiHandler(BaseHTTPRequestHandler):
                 return _response.Response(200, view(entry.obj))
             return _response.Response(200, entry.full_json())
         if method == "PUT":
-            body = self._json_body(raw)
+            body = _json_body(raw)
             if view is not None and isinstance(body, dict):
                 body = _events.from_events_v1(body)
             updated = store.update(
@@ -332,9 +314,9 @@ class ApiHandler(BaseHTTPRequestHandler):
                 subresource=sub,
                 dry_run=_store.is_dry_run(query),
             )
-            return self._object(200, updated, view)
+            return _object(200, updated, view)
         if method == "PATCH":
-            body = self._json_body(raw)
+            body = _json_body(raw)
             content_type = self.headers.get("Content-Type") or ""
             patched = store.patch(
                 stored,
@@ -345,14 +327,14 @@ class ApiHandler(BaseHTTPRequestHandler):
                 subresource=sub,
                 dry_run=_store.is_dry_run(query),
             )
-            return self._object(200, patched, view)
+            return _object(200, patched, view)
         if method == "DELETE" and not sub:
-            options = _store.delete_options(query, self._json_body(raw))
+            options = _store.delete_options(query, _json_body(raw))
             obj, gone = store.delete(stored, object_namespace, name, options)
             if stored is _resources.PODS or not gone:
                 # 200 with the object while it lingers (grace period, finalizers), as
                 # kube-apiserver answers unless orphanDependents=false asks for 202.
-                return self._object(200, obj, view)
+                return _object(200, obj, view)
             details = {"name": name}
             if resource.group:
                 details["group"] = resource.group
@@ -360,11 +342,6 @@ class ApiHandler(BaseHTTPRequestHandler):
             details["uid"] = obj["metadata"].get("uid", "")
             return _response.Response(200, _status.success(200, details))
         raise _status.method_not_allowed()
-
-    def _object(
-        self, code: int, obj: dict[str, Any], view: Callable[[Any], dict[str, Any]] | None
-    ) -> _response.Response:
-        return _response.Response(code, view(obj) if view is not None else obj)
 
     def _list(
         self,
@@ -443,7 +420,7 @@ class ApiHandler(BaseHTTPRequestHandler):
     ) -> _response.Response:
         if "deletecollection" not in resource.verbs:
             raise _status.method_not_allowed()
-        options = _store.delete_options(query, self._json_body(raw))
+        options = _store.delete_options(query, _json_body(raw))
         store = self.sim.store
         with store.lock:
             result = store.list(
@@ -467,55 +444,24 @@ class ApiHandler(BaseHTTPRequestHandler):
             },
         )
 
-    # --- metrics.k8s.io ---
 
-    def _metrics_api(
-        self, method: str, rest: list[str], query: dict[str, str]
-    ) -> _response.Response:
-        if method != "GET":
-            raise _status.method_not_allowed()
-        namespace: str | None = None
-        if len(rest) >= 3 and rest[0] == "namespaces" and rest[2] == "pods":
-            namespace, rest = rest[1], rest[2:]
-        if not rest or rest[0] not in ("nodes", "pods") or len(rest) > 2:
-            raise _status.no_such_path()
-        plural = rest[0]
-        name = rest[1] if len(rest) > 1 else None
-        if plural == "pods" and name is not None and namespace is None:
-            raise _status.no_such_path()
-        labels = _selectors.parse_label_selector(query.get("labelSelector", ""))
-        store = self.sim.store
-        usage = self.sim.usage
-        with store.lock:
-            nodes = store.objects(_resources.NODES)
-            if plural == "nodes":
-                chosen = [n for n in nodes if name is None or n["metadata"]["name"] == name]
-                items = usage.node_metrics(
-                    n for n in chosen if labels(n["metadata"].get("labels") or {})
-                )
-                kind = "NodeMetrics"
-            else:
-                ready = {n["metadata"]["name"] for n in nodes if _is_ready(n)}
-                pods = store.objects(_resources.PODS, namespace)
-                if name is not None:
-                    pods = [p for p in pods if p["metadata"]["name"] == name]
-                items = usage.pod_metrics(
-                    (p for p in pods if labels(p["metadata"].get("labels") or {})), ready
-                )
-                kind = "PodMetrics"
-        api_version = f"{_resources.METRICS_GROUP}/{_resources.METRICS_VERSION}"
-        if name is not None:
-            if not items:
-                raise _status.not_found(f"{plural[:-1]}metrics", name, _resources.METRICS_GROUP)
-            return _response.Response(200, {"kind": kind, "apiVersion": api_version, **items[0]})
-        return _response.Response(
-            200,
-            {"kind": f"{kind}List", "apiVersion": api_version, "metadata": {}, "items": items},
-        )
+def _check_auth(token: str | None, path: str, header: str) -> None:
+    if token is None or path in _OPEN_PATHS:
+        return
+    if header != f"Bearer {token}":
+        raise _status.unauthorized()
 
 
-def _is_ready(node: Mapping[str, Any]) -> bool:
-    for condition in (node.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            return condition.get("status") == "True"
-    return False
+def _json_body(raw: bytes) -> Any:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _status.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
+
+
+def _object(
+    code: int, obj: dict[str, Any], view: Callable[[Any], dict[str, Any]] | None
+) -> _response.Response:
+    return _response.Response(code, view(obj) if view is not None else obj)

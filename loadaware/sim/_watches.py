@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from loadaware.sim import _events, _resources, _response, _selectors, _status, _store
+from loadaware.sim import _events, _resources, _response, _selectors, _status, _storage, _store
 
 _WATCH_POLL = 0.5
 # kube-apiserver ends a watch that names no timeoutSeconds after --min-request-timeout
@@ -167,7 +167,7 @@ def stream(
         }
         return _response.ENCODE({"type": "BOOKMARK", "object": marker}).encode() + b"\n"
 
-    def translated(event: _store.WatchEvent) -> bytes | None:
+    def translated(event: _storage.WatchEvent) -> bytes | None:
         """The event as this watch's selection sees it: an object that comes into
         it is ADDED, one that leaves it DELETED (the API server's semantics)."""
         now_in = wanted(event.entry.obj)

@@ -9,7 +9,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from loadaware.sim import _store
+from loadaware.sim import _storage
 
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"
 # The node lifecycle controller's taint on a NotReady node.
@@ -18,7 +18,7 @@ UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 
 def key(obj: Mapping[str, Any]) -> str:
     meta = obj["metadata"]
-    return _store.object_key(meta.get("namespace"), meta["name"])
+    return _storage.object_key(meta.get("namespace"), meta["name"])
 
 
 def controller_ref(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:

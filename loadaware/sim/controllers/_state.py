@@ -9,7 +9,7 @@ import collections
 from collections.abc import Mapping
 from typing import Any
 
-from loadaware.sim import _resources, _selectors, _store
+from loadaware.sim import _resources, _selectors, _storage, _store
 from loadaware.sim.controllers import _objects
 
 
@@ -28,7 +28,7 @@ class ControlState:
         self.all_daemonsets = False
         # uid -> keys of the pods it controls; namespace/name of owners by uid.
         self.owned: dict[str, set[str]] = collections.defaultdict(set)
-        self.dependents: dict[str, set[tuple[_store.ResourceKey, str]]] = collections.defaultdict(
+        self.dependents: dict[str, set[tuple[_storage.ResourceKey, str]]] = collections.defaultdict(
             set
         )
         self._index_all()

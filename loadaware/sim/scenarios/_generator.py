@@ -44,7 +44,7 @@ def generate_cluster(
 ) -> _base.Scenario:
     """A cluster of `nodes` nodes and about `nodes * pods_per_node` pods, DaemonSets included.
 
-    `family` chooses how usage relates to requests (see the module docstring);
+    `family` chooses how usage relates to requests (see the package docstring);
     the default's output does not depend on the other family's existence."""
     if nodes < 1:
         raise ValueError("nodes must be at least 1")
