@@ -9,6 +9,12 @@ The simulated kube-scheduler samples nodes as kube-scheduler does by default: fr
 every feasible node).
 
 Only the CLI, the runtime and tests use it; nothing here takes part in a real round.
+
+By job: the HTTP front (`_server`, `_handlers`, `_response`, `_status`, `_watches`,
+`_discovery`, `_openapi`, `_tables`, `_metrics_api`, the admin API `_admin`), the
+cluster without HTTP (`_cluster`: `_store` on `_storage`, `_usage`, `_faults`,
+`_clock`), the control plane (`controllers/`, one module per controller), the
+generated clusters (`scenarios/`), and `SimSettings`, the options of `sim serve`.
 """
 
 from loadaware.sim._clock import SimClock

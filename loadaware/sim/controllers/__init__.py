@@ -22,6 +22,5 @@ thread. Each module's docstring states its limits.
 
 from loadaware.sim.controllers._control_plane import Controllers, Runner
 from loadaware.sim.controllers._daemonset import daemon_set_nodes
-from loadaware.sim.controllers._objects import is_pod_ready
 
-__all__ = ["Controllers", "Runner", "daemon_set_nodes", "is_pod_ready"]
+__all__ = ["Controllers", "Runner", "daemon_set_nodes"]
