@@ -36,6 +36,10 @@ _MAX_ROUNDS = 10
 
 
 class Controllers:
+    """Every controller of the simulated cluster, run in turn by `reconcile()`: their
+    shared state (`_state`), the kubelet and the scheduler with theirs, and the
+    controllers that keep none (functions of the shared state)."""
+
     def __init__(
         self,
         store: _store.Store,

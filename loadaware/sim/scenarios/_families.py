@@ -14,6 +14,8 @@ from loadaware.sim.scenarios import _base, _catalogue
 
 
 class Families(_base.GeneratorBase):
+    """The nodes and their classes, by family."""
+
     def make_nodes(self) -> None:
         rng, n = self.rng, self.n
         n_batch = max(1, round(0.05 * n)) if n >= 10 else 0

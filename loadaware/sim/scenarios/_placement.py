@@ -13,6 +13,8 @@ from loadaware.sim.scenarios import _base, _catalogue
 
 
 class Placement(_base.GeneratorBase):
+    """The pods onto the nodes."""
+
     def place_pods(self) -> None:
         """DaemonSets first, then the anti-affinity replicas on distinct nodes or zones, then
         everything else least-allocated against each node's request budget."""

@@ -15,6 +15,8 @@ from loadaware.sim.scenarios import _base, _catalogue, _fields
 
 
 class NodeRendering(_base.GeneratorBase):
+    """The Node objects and the metrics document."""
+
     def node_objects(self) -> list[dict[str, Any]]:
         n = self.n
         images = self.node_images()

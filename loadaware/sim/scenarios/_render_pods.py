@@ -13,6 +13,8 @@ from loadaware.sim.scenarios import _base, _catalogue, _fields
 
 
 class PodRendering(_base.GeneratorBase):
+    """The pods' specs and the Pod objects, with their controllers."""
+
     def _tolerations(self, kind: str) -> list[dict[str, Any]]:
         # What admission adds to every pod, so that a node blip does not evict at once.
         defaults: list[dict[str, Any]] = [

@@ -11,6 +11,8 @@ from loadaware.sim.scenarios import _base, _catalogue, _fields
 
 
 class WorkloadRendering(_base.GeneratorBase):
+    """The controllers' and budgets' objects."""
+
     def _template_spec(self, x: _catalogue.Workload) -> dict[str, Any]:
         # Built afresh rather than deep-copied: deepcopy costs seconds at 5,000 nodes.
         spec = self._pod_spec_parts(x)

@@ -12,6 +12,8 @@ from loadaware.sim.scenarios import _base, _catalogue
 
 
 class Usage(_base.GeneratorBase):
+    """The pods' usage and ages."""
+
     def compute_usage(self) -> None:
         rng, n = self.rng, self.n
         count = len(self.pod_workload)

@@ -11,6 +11,8 @@ from loadaware.sim.scenarios import _base, _catalogue
 
 
 class Workloads(_base.GeneratorBase):
+    """The workloads, drawn from the catalogue and sized to the nodes' targets."""
+
     def make_workloads(self) -> None:
         rng, n = self.rng, self.n
         n_default_up = int(((self.node_class != "down") & self.schedulable).sum())
