@@ -44,13 +44,13 @@ from typing import Any
 from bench.cluster_read import write_kubeconfig
 from bench.harness import status_bytes
 from loadaware import cluster
-from loadaware.sim import _scenarios, _server
+from loadaware.sim import _cluster, _server, _settings, scenarios
 
 
 def _serve(nodes: int, pods_per_node: int, pipe: multiprocessing.connection.Connection) -> None:
     now = datetime.datetime.now(datetime.UTC)
     started = time.perf_counter()
-    generated = _scenarios.generate_cluster(
+    generated = scenarios.generate_cluster(
         nodes=nodes,
         pods_per_node=pods_per_node,
         family="usage-independent",
@@ -58,7 +58,9 @@ def _serve(nodes: int, pods_per_node: int, pipe: multiprocessing.connection.Conn
         seed=1,
         now=now,
     )
-    sim = _server.SimCluster(generated.objects, generated.metrics, ready_delay=1.0)
+    sim = _cluster.SimCluster(
+        generated.objects, generated.metrics, settings=_settings.SimSettings(ready_delay=1.0)
+    )
     del generated
     gc.collect()
     gc.freeze()

@@ -40,7 +40,7 @@ import urllib3
 
 from loadaware import cluster
 from loadaware.cluster import _live
-from loadaware.sim import _scenarios, _server
+from loadaware.sim import _cluster, _server, scenarios
 
 _MODEL_PAGES = 10
 
@@ -50,8 +50,8 @@ def _serve(
 ) -> None:
     now = datetime.datetime.now(datetime.UTC)
     started = time.perf_counter()
-    generated = _scenarios.generate_cluster(nodes=nodes, pods_per_node=pods_per_node, now=now)
-    sim = _server.SimCluster(generated.objects, generated.metrics)
+    generated = scenarios.generate_cluster(nodes=nodes, pods_per_node=pods_per_node, now=now)
+    sim = _cluster.SimCluster(generated.objects, generated.metrics)
     del generated
     gc.collect()
     gc.freeze()  # millions of long-lived dicts: keep the collector off them while serving

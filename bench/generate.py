@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import yaml
 
 from bench import gpu_pool
-from loadaware.sim import _scenarios
+from loadaware.sim import scenarios
 
 
 def _timestamp(value: str) -> datetime.datetime:
@@ -44,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--nodes", type=int, help="number of nodes to generate")
-    source.add_argument("--scenario", choices=_scenarios.SCENARIO_NAMES, help="a built-in scenario")
+    source.add_argument("--scenario", choices=scenarios.SCENARIO_NAMES, help="a built-in scenario")
     parser.add_argument("--pods-per-node", type=int, default=30)
     parser.add_argument("--zones", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--hot-fraction", type=float, default=0.1)
     parser.add_argument(
         "--family",
-        choices=_scenarios.FAMILIES,
+        choices=scenarios.FAMILIES,
         default="proportional",
         help="how usage relates to requests (default proportional)",
     )
@@ -77,10 +77,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     now = args.now or datetime.datetime.now(datetime.UTC).replace(microsecond=0)
     started = time.perf_counter()
     if args.scenario:
-        scenario = _scenarios.builtin_scenario(args.scenario, now=now)
+        scenario = scenarios.builtin_scenario(args.scenario, now=now)
     else:
         try:
-            scenario = _scenarios.generate_cluster(
+            scenario = scenarios.generate_cluster(
                 nodes=args.nodes,
                 pods_per_node=args.pods_per_node,
                 zones=args.zones,

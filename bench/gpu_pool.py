@@ -59,7 +59,7 @@ import numpy as np
 
 from loadaware import cluster
 from loadaware.sim import Scenario, _images
-from loadaware.sim._scenarios import (
+from loadaware.sim.scenarios import (
     cpu_quantity,
     memory_quantity,
     node_conditions,

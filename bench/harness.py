@@ -68,7 +68,7 @@ import scipy
 from bench import checks, descheduler_baseline, gpu_pool, measure
 from loadaware import cluster, metrics, plan, policy
 from loadaware.sim import Scenario, generate_cluster
-from loadaware.sim._scenarios import FAMILIES
+from loadaware.sim.scenarios import FAMILIES
 
 # Fixed, so that a run is reproducible: the metrics are stamped relative to it.
 NOW: Final = datetime.datetime(2026, 11, 29, 8, 0, 0, tzinfo=datetime.UTC)

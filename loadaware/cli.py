@@ -476,25 +476,21 @@ def _cmd_sim(args: argparse.Namespace) -> int:
     if args.token_file:
         with open(args.token_file, encoding="utf-8") as stream:
             token = stream.read().strip()
+    settings = sim.SimSettings(
+        ready_delay=args.ready_delay,
+        token=token,
+        scheduler_seed=args.seed,
+        percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
+        watch_bookmark_seconds=args.watch_bookmark_seconds,
+    )
     if args.cluster:
         cluster_sim = sim.build_cluster(
             objects=sim.load_objects_file(args.cluster),
             metrics=sim.load_metrics_document(args.metrics),
-            ready_delay=args.ready_delay,
-            token=token,
-            scheduler_seed=args.seed,
-            percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
-            watch_bookmark_seconds=args.watch_bookmark_seconds,
+            settings=settings,
         )
     else:
-        cluster_sim = sim.build_cluster(
-            scenario=args.scenario,
-            ready_delay=args.ready_delay,
-            token=token,
-            scheduler_seed=args.seed,
-            percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
-            watch_bookmark_seconds=args.watch_bookmark_seconds,
-        )
+        cluster_sim = sim.build_cluster(scenario=args.scenario, settings=settings)
     server = sim.SimServer(cluster_sim, port=args.port)
 
     def announce(line: str) -> None:

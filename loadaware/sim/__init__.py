@@ -9,29 +9,30 @@ The simulated kube-scheduler samples nodes as kube-scheduler does by default: fr
 every feasible node).
 
 Only the CLI, the runtime and tests use it; nothing here takes part in a real round.
+
+By job: the HTTP front (`_server`, `_handlers`, `_response`, `_status`, `_watches`,
+`_discovery`, `_openapi`, `_tables`, `_metrics_api`, the admin API `_admin`), the
+cluster without HTTP (`_cluster`: `_store` on `_storage`, `_usage`, `_faults`,
+`_clock`), the control plane (`controllers/`, one module per controller), the
+generated clusters (`scenarios/`), and `SimSettings`, the options of `sim serve`.
 """
 
 from loadaware.sim._clock import SimClock
+from loadaware.sim._cluster import SimCluster, build_cluster
 from loadaware.sim._faults import Fault, Faults
+from loadaware.sim._files import load_metrics_document, load_objects_file
 from loadaware.sim._node_sampling import NodeSampler
 from loadaware.sim._node_tree import NodeTree
-from loadaware.sim._scenarios import (
+from loadaware.sim._server import SimServer, serve, start_server
+from loadaware.sim._settings import SimSettings
+from loadaware.sim._status import ApiError
+from loadaware.sim.scenarios import (
     DEFAULT_SCENARIO,
     SCENARIO_NAMES,
     Scenario,
     builtin_scenario,
     generate_cluster,
 )
-from loadaware.sim._server import (
-    SimCluster,
-    SimServer,
-    build_cluster,
-    load_metrics_document,
-    load_objects_file,
-    serve,
-    start_server,
-)
-from loadaware.sim._status import ApiError
 
 __all__ = [
     "DEFAULT_SCENARIO",
@@ -45,6 +46,7 @@ __all__ = [
     "SimClock",
     "SimCluster",
     "SimServer",
+    "SimSettings",
     "build_cluster",
     "builtin_scenario",
     "generate_cluster",

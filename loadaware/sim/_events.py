@@ -136,3 +136,16 @@ def from_events_v1(event: Mapping[str, Any]) -> dict[str, Any]:
 
 def is_events_v1(resource: _resources.Resource) -> bool:
     return resource is _resources.EVENTS_V1
+
+
+_EVENTS_V1_FIELDS = {
+    "regarding.": "involvedObject.",
+    "reportingController": "reportingComponent",
+}
+
+
+def events_v1_fields(text: str) -> str:
+    """events.k8s.io field selectors in the stored (core/v1) field names."""
+    for theirs, ours in _EVENTS_V1_FIELDS.items():
+        text = text.replace(theirs, ours)
+    return text

@@ -1,5 +1,7 @@
-"""HTTP in front of the simulated cluster: the Kubernetes REST paths, discovery,
-metrics.k8s.io, Prometheus text at /metrics, and the admin API under /_sim/.
+"""HTTP in front of the simulated cluster: the Kubernetes REST paths, metrics.k8s.io and
+Prometheus text at /metrics; discovery (`_discovery`), OpenAPI (`_openapi`), watch
+streams (`_watches`) and the admin API under /_sim/ (`_admin`) answer from their
+own modules.
 
 Routing follows kube-apiserver's URL scheme:
 
@@ -11,11 +13,7 @@ deletes the collection; on an object GET, PUT, PATCH and DELETE; `status`,
 `eviction` and `binding` subresources where the real API has them. Unknown
 paths are 404 and known paths with a wrong method 405, with Status bodies.
 `Accept: ...;as=Table` gets server-side printed Tables, as kubectl asks.
-Watches replay the store's change log from the requested resourceVersion (410
-once it is older than the log); an object that comes into a watch's selectors is
-sent as ADDED and one that leaves them as DELETED, as the real API does; with
-`allowWatchBookmarks` a BOOKMARK carries the watch's progress every
-`watch_bookmark_seconds`; `timeoutSeconds` ends the stream.
+`watch=true` hands the connection to a watch stream.
 
 Responses are sent in a single write with TCP_NODELAY: small writes on a
 keep-alive connection otherwise meet delayed ACKs and cost 40 ms each.
@@ -30,63 +28,28 @@ import socket
 import time
 from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from loadaware.sim import (
+    _admin,
+    _cluster,
+    _discovery,
     _events,
     _eviction,
+    _metrics_api,
     _openapi,
     _resources,
-    _selectors,
+    _response,
     _status,
     _store,
     _tables,
+    _watches,
 )
-
-if TYPE_CHECKING:
-    from loadaware.sim._server import SimCluster
 
 log = logging.getLogger(__name__)
 
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
-_JSON = "application/json"
 _OPEN_PATHS = frozenset({"/version", "/healthz", "/livez", "/readyz", "/_sim/healthz"})
-_WATCH_POLL = 0.5
-# kube-apiserver ends a watch that names no timeoutSeconds after --min-request-timeout
-# (1800 s) at the earliest.
-_DEFAULT_WATCH_SECONDS = 1800.0
-
-
-class Response:
-    __slots__ = ("body", "code", "content_type", "headers")
-
-    def __init__(
-        self,
-        code: int,
-        body: bytes | dict[str, Any] | list[Any] | str,
-        *,
-        content_type: str = _JSON,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
-        self.code = code
-        if isinstance(body, dict | list):
-            body = _ENCODE(body).encode()
-        elif isinstance(body, str):
-            body = body.encode()
-        self.body = body
-        self.content_type = content_type
-        self.headers = dict(headers or {})
-
-
-class _WatchRequestError(Exception):
-    """Raised by routing to hand the connection over to a watch stream."""
-
-    def __init__(self, resource: _resources.Resource, namespace: str | None, query: dict[str, str]):
-        super().__init__("watch")
-        self.resource = resource
-        self.namespace = namespace
-        self.query = query
 
 
 class ApiHandler(BaseHTTPRequestHandler):
@@ -95,16 +58,16 @@ class ApiHandler(BaseHTTPRequestHandler):
     sys_version = ""
 
     @property
-    def sim(self) -> SimCluster:
+    def sim(self) -> _cluster.SimCluster:
         return self.server.sim  # type: ignore[attr-defined, no-any-return]
 
     def setup(self) -> None:
         super().setup()
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.sim.connection_opened(self.connection)
+        self.sim.watches.connection_opened(self.connection)
 
     def finish(self) -> None:
-        self.sim.connection_ended(self.connection)
+        self.sim.watches.connection_ended(self.connection)
         with contextlib.suppress(OSError):
             super().finish()
 
@@ -143,7 +106,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length > 0 else b""
 
-    def _send(self, response: Response) -> None:
+    def _send(self, response: _response.Response) -> None:
         head = [f"HTTP/1.1 {response.code} {self.responses.get(response.code, ('',))[0]}"]
         head.append(f"Content-Type: {response.content_type}")
         head.append(f"Content-Length: {len(response.body)}")
@@ -168,7 +131,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         if path.startswith("/_sim/"):
-            response = self._admin(method, path, raw)
+            response = _admin.answer(self.sim, method, path, raw)
             self._send(response)
             return
         for fault in self.sim.faults.take(method, path):
@@ -181,91 +144,85 @@ class ApiHandler(BaseHTTPRequestHandler):
                 return
             error = fault.error()
             if error is not None:
-                self._send(Response(error.code, error.status, headers=error.headers))
+                self._send(_response.Response(error.code, error.status, headers=error.headers))
                 return
         self.sim.requests.record(method, path, query)
         try:
-            self._check_auth(path)
+            _check_auth(self.sim.settings.token, path, self.headers.get("Authorization") or "")
             response = self._route(method, path, query, raw)
-        except _WatchRequestError as watch:
-            self._stream_watch(watch)
+        except _watches.WatchRequestError as watch:
+            if not _watches.stream(
+                watch,
+                store=self.sim.store,
+                watches=self.sim.watches,
+                connection=self.connection,
+                write=self.wfile.write,
+                bookmark_seconds=self.sim.settings.watch_bookmark_seconds,
+            ):
+                self.close_connection = True
             return
         except _status.ApiError as exc:
-            response = Response(exc.code, exc.status, headers=exc.headers)
+            response = _response.Response(exc.code, exc.status, headers=exc.headers)
         except Exception:
             log.exception("simulated API failed on a request", extra={"path": path})
             error = _status.internal("the simulated API server failed; see its log")
-            response = Response(500, error.status)
+            response = _response.Response(500, error.status)
         self._send(response)
         log.debug(
             "served",
             extra={"method": method, "path": path, "seconds": time.perf_counter() - started},
         )
 
-    def _check_auth(self, path: str) -> None:
-        token = self.sim.token
-        if token is None or path in _OPEN_PATHS:
-            return
-        header = self.headers.get("Authorization") or ""
-        if header != f"Bearer {token}":
-            raise _status.unauthorized()
-
-    def _json_body(self, raw: bytes) -> Any:
-        if not raw:
-            return None
-        try:
-            return json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise _status.bad_request(
-                f"couldn't get version/kind; json parse error: {exc}"
-            ) from None
-
     # --- routing ---
 
-    def _route(self, method: str, path: str, query: dict[str, str], raw: bytes) -> Response:
+    def _route(
+        self, method: str, path: str, query: dict[str, str], raw: bytes
+    ) -> _response.Response:
         segments = [s for s in path.split("/") if s]
         if not segments:
-            return Response(200, {"paths": ["/api", "/api/v1", "/apis", "/metrics", "/version"]})
+            return _response.Response(
+                200, {"paths": ["/api", "/api/v1", "/apis", "/metrics", "/version"]}
+            )
         head = segments[0]
         if len(segments) == 1 and head in ("healthz", "livez", "readyz"):
-            return Response(200, "ok", content_type="text/plain; charset=utf-8")
+            return _response.Response(200, "ok", content_type=_response.TEXT)
         if segments == ["version"]:
-            return Response(200, self.sim.version_info())
+            return _response.Response(200, _discovery.version_info())
         if segments == ["metrics"]:
             if method != "GET":
                 raise _status.method_not_allowed()
-            return Response(
+            return _response.Response(
                 200, self.sim.exposition(), content_type="text/plain; version=0.0.4; charset=utf-8"
             )
         if head == "openapi":
             if method != "GET":
                 raise _status.method_not_allowed()
             body, headers = _openapi.answer(segments[1:], self.headers.get("Accept"))
-            return Response(200, body, headers=headers)
+            return _response.Response(200, body, headers=headers)
         if head == "api":
             if len(segments) == 1:
-                return Response(200, self.sim.discovery_versions(self.server.server_address))  # type: ignore[attr-defined]
+                return _response.Response(200, _discovery.api_versions(self.server.server_address))  # type: ignore[attr-defined]
             if segments[1] != "v1":
                 raise _status.no_such_path()
             if len(segments) == 2:
-                return Response(200, self.sim.discovery_resources("", "v1"))
+                return _response.Response(200, _discovery.api_resources("", "v1"))
             return self._resource(method, "", "v1", segments[2:], query, raw)
         if head == "apis":
             if len(segments) == 1:
-                return Response(200, self.sim.discovery_groups())
+                return _response.Response(200, _discovery.api_groups())
             group = segments[1]
             versions = _resources.groups().get(group)
             if versions is None:
                 raise _status.no_such_path()
             if len(segments) == 2:
-                return Response(200, self.sim.discovery_group(group))
+                return _response.Response(200, _discovery.api_group(group))
             version = segments[2]
             if version not in versions:
                 raise _status.no_such_path()
             if len(segments) == 3:
-                return Response(200, self.sim.discovery_resources(group, version))
+                return _response.Response(200, _discovery.api_resources(group, version))
             if group == _resources.METRICS_GROUP:
-                return self._metrics_api(method, segments[3:], query)
+                return _metrics_api.answer(self.sim, method, segments[3:], query)
             return self._resource(method, group, version, segments[3:], query, raw)
         raise _status.no_such_path()
 
@@ -277,7 +234,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         rest: list[str],
         query: dict[str, str],
         raw: bytes,
-    ) -> Response:
+    ) -> _response.Response:
         namespace: str | None = None
         if len(rest) >= 3 and rest[0] == "namespaces":
             candidate = _resources.find(group, version, rest[2])
@@ -303,16 +260,16 @@ class ApiHandler(BaseHTTPRequestHandler):
         if name is None:
             if method == "GET":
                 if query.get("watch") in ("true", "1"):
-                    raise _WatchRequestError(resource, namespace, query)
+                    raise _watches.WatchRequestError(resource, namespace, query)
                 return self._list(resource, stored, namespace, query, accepts_table, view)
             if method == "POST":
                 if resource.namespaced and namespace is None:
                     raise _status.method_not_allowed()
-                body = self._json_body(raw)
+                body = _json_body(raw)
                 if view is not None and isinstance(body, dict):
                     body = _events.from_events_v1(body)
                 created = store.create(stored, namespace, body, dry_run=_store.is_dry_run(query))
-                return self._object(201, created, view)
+                return _object(201, created, view)
             if method == "DELETE":
                 return self._delete_collection(stored, namespace, query, raw, view)
             raise _status.method_not_allowed()
@@ -320,12 +277,14 @@ class ApiHandler(BaseHTTPRequestHandler):
         if sub == "eviction":
             if method != "POST":
                 raise _status.method_not_allowed()
-            body = self._json_body(raw)
-            return Response(201, _eviction.evict(store, namespace or "", name, body, query))
+            body = _json_body(raw)
+            return _response.Response(
+                201, _eviction.evict(store, namespace or "", name, body, query)
+            )
         if sub == "binding":
             if method != "POST":
                 raise _status.method_not_allowed()
-            body = self._json_body(raw) or {}
+            body = _json_body(raw) or {}
             target = (body.get("target") or {}).get("name") if isinstance(body, dict) else None
             if not target:
                 raise _status.invalid(
@@ -333,18 +292,18 @@ class ApiHandler(BaseHTTPRequestHandler):
                 )
             with store.lock:
                 sim.controllers.bind(namespace or "", name, str(target))
-            return Response(201, _status.success(201))
+            return _response.Response(201, _status.success(201))
 
         object_namespace = namespace if resource.namespaced else None
         if method == "GET":
             entry = store.entry(stored, object_namespace, name)
             if accepts_table:
-                return Response(200, self._table(resource, [entry.obj], {}, query))
+                return _response.Response(200, self._table(resource, [entry.obj], {}, query))
             if view is not None:
-                return Response(200, view(entry.obj))
-            return Response(200, entry.full_json())
+                return _response.Response(200, view(entry.obj))
+            return _response.Response(200, entry.full_json())
         if method == "PUT":
-            body = self._json_body(raw)
+            body = _json_body(raw)
             if view is not None and isinstance(body, dict):
                 body = _events.from_events_v1(body)
             updated = store.update(
@@ -355,9 +314,9 @@ class ApiHandler(BaseHTTPRequestHandler):
                 subresource=sub,
                 dry_run=_store.is_dry_run(query),
             )
-            return self._object(200, updated, view)
+            return _object(200, updated, view)
         if method == "PATCH":
-            body = self._json_body(raw)
+            body = _json_body(raw)
             content_type = self.headers.get("Content-Type") or ""
             patched = store.patch(
                 stored,
@@ -368,26 +327,21 @@ class ApiHandler(BaseHTTPRequestHandler):
                 subresource=sub,
                 dry_run=_store.is_dry_run(query),
             )
-            return self._object(200, patched, view)
+            return _object(200, patched, view)
         if method == "DELETE" and not sub:
-            options = _store.delete_options(query, self._json_body(raw))
+            options = _store.delete_options(query, _json_body(raw))
             obj, gone = store.delete(stored, object_namespace, name, options)
             if stored is _resources.PODS or not gone:
                 # 200 with the object while it lingers (grace period, finalizers), as
                 # kube-apiserver answers unless orphanDependents=false asks for 202.
-                return self._object(200, obj, view)
+                return _object(200, obj, view)
             details = {"name": name}
             if resource.group:
                 details["group"] = resource.group
             details["kind"] = resource.plural
             details["uid"] = obj["metadata"].get("uid", "")
-            return Response(200, _status.success(200, details))
+            return _response.Response(200, _status.success(200, details))
         raise _status.method_not_allowed()
-
-    def _object(
-        self, code: int, obj: dict[str, Any], view: Callable[[Any], dict[str, Any]] | None
-    ) -> Response:
-        return Response(code, view(obj) if view is not None else obj)
 
     def _list(
         self,
@@ -397,10 +351,10 @@ class ApiHandler(BaseHTTPRequestHandler):
         query: dict[str, str],
         accepts_table: bool,
         view: Callable[[Any], dict[str, Any]] | None,
-    ) -> Response:
+    ) -> _response.Response:
         field_selector = query.get("fieldSelector", "")
         if view is not None:
-            field_selector = _events_v1_fields(field_selector)
+            field_selector = _events.events_v1_fields(field_selector)
         try:
             limit = int(query.get("limit") or 0)
         except ValueError:
@@ -424,7 +378,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             objects = [e.obj for e in result.entries]
             if view is not None:
                 objects = [view(o) for o in objects]
-            return Response(200, self._table(stored, objects, list_meta, query))
+            return _response.Response(200, self._table(stored, objects, list_meta, query))
         head = {
             "kind": resource.list_kind,
             "apiVersion": resource.api_version,
@@ -435,9 +389,11 @@ class ApiHandler(BaseHTTPRequestHandler):
                 {k: v for k, v in view(e.obj).items() if k not in ("kind", "apiVersion")}
                 for e in result.entries
             ]
-            return Response(200, head)
-        prefix = _ENCODE(head)[:-1].encode() + b',"items":['
-        return Response(200, prefix + b",".join(e.item_json() for e in result.entries) + b"]}")
+            return _response.Response(200, head)
+        prefix = _response.ENCODE(head)[:-1].encode() + b',"items":['
+        return _response.Response(
+            200, prefix + b",".join(e.item_json() for e in result.entries) + b"]}"
+        )
 
     def _table(
         self,
@@ -461,10 +417,10 @@ class ApiHandler(BaseHTTPRequestHandler):
         query: dict[str, str],
         raw: bytes,
         view: Callable[[Any], dict[str, Any]] | None,
-    ) -> Response:
+    ) -> _response.Response:
         if "deletecollection" not in resource.verbs:
             raise _status.method_not_allowed()
-        options = _store.delete_options(query, self._json_body(raw))
+        options = _store.delete_options(query, _json_body(raw))
         store = self.sim.store
         with store.lock:
             result = store.list(
@@ -478,7 +434,7 @@ class ApiHandler(BaseHTTPRequestHandler):
                 meta = entry.obj["metadata"]
                 obj, _ = store.delete(resource, meta.get("namespace"), meta["name"], options)
                 deleted.append(view(obj) if view is not None else obj)
-        return Response(
+        return _response.Response(
             200,
             {
                 "kind": resource.list_kind,
@@ -488,200 +444,24 @@ class ApiHandler(BaseHTTPRequestHandler):
             },
         )
 
-    # --- metrics.k8s.io ---
 
-    def _metrics_api(self, method: str, rest: list[str], query: dict[str, str]) -> Response:
-        if method != "GET":
-            raise _status.method_not_allowed()
-        namespace: str | None = None
-        if len(rest) >= 3 and rest[0] == "namespaces" and rest[2] == "pods":
-            namespace, rest = rest[1], rest[2:]
-        if not rest or rest[0] not in ("nodes", "pods") or len(rest) > 2:
-            raise _status.no_such_path()
-        plural = rest[0]
-        name = rest[1] if len(rest) > 1 else None
-        if plural == "pods" and name is not None and namespace is None:
-            raise _status.no_such_path()
-        labels = _selectors.parse_label_selector(query.get("labelSelector", ""))
-        store = self.sim.store
-        usage = self.sim.usage
-        with store.lock:
-            nodes = store.objects(_resources.NODES)
-            if plural == "nodes":
-                chosen = [n for n in nodes if name is None or n["metadata"]["name"] == name]
-                items = usage.node_metrics(
-                    n for n in chosen if labels(n["metadata"].get("labels") or {})
-                )
-                kind = "NodeMetrics"
-            else:
-                ready = {n["metadata"]["name"] for n in nodes if _is_ready(n)}
-                pods = store.objects(_resources.PODS, namespace)
-                if name is not None:
-                    pods = [p for p in pods if p["metadata"]["name"] == name]
-                items = usage.pod_metrics(
-                    (p for p in pods if labels(p["metadata"].get("labels") or {})), ready
-                )
-                kind = "PodMetrics"
-        api_version = f"{_resources.METRICS_GROUP}/{_resources.METRICS_VERSION}"
-        if name is not None:
-            if not items:
-                raise _status.not_found(f"{plural[:-1]}metrics", name, _resources.METRICS_GROUP)
-            return Response(200, {"kind": kind, "apiVersion": api_version, **items[0]})
-        return Response(
-            200,
-            {"kind": f"{kind}List", "apiVersion": api_version, "metadata": {}, "items": items},
-        )
-
-    # --- watch ---
-
-    def _stream_watch(self, watch: _WatchRequestError) -> None:
-        store = self.sim.store
-        resource = watch.resource
-        stored = _resources.EVENTS if resource is _resources.EVENTS_V1 else resource
-        view = _events.to_events_v1 if resource is _resources.EVENTS_V1 else None
-        query = watch.query
-        labels = _selectors.parse_label_selector(query.get("labelSelector", ""))
-        field_text = query.get("fieldSelector", "")
-        if view is not None:
-            field_text = _events_v1_fields(field_text)
-        fields = _selectors.parse_field_selector(field_text, stored.field_selectors, stored.kind)
-        selects = bool(query.get("labelSelector", "").strip() or field_text.strip())
-        try:
-            timeout = float(query.get("timeoutSeconds") or _DEFAULT_WATCH_SECONDS)
-        except ValueError:
-            timeout = _DEFAULT_WATCH_SECONDS
-        deadline = time.monotonic() + timeout
-        bookmarks = query.get("allowWatchBookmarks") in ("true", "1")
-        bookmark_every = self.sim.watch_bookmark_seconds
-        next_bookmark = time.monotonic() + bookmark_every
-
-        def wanted(obj: Mapping[str, Any] | None) -> bool:
-            if obj is None:
-                return False
-            meta = obj.get("metadata") or {}
-            if watch.namespace and meta.get("namespace") != watch.namespace:
-                return False
-            return labels(meta.get("labels") or {}) and fields(obj)
-
-        def encode(kind: str, obj: Mapping[str, Any]) -> bytes:
-            shown = view(obj) if view is not None else obj
-            return _ENCODE({"type": kind, "object": shown}).encode() + b"\n"
-
-        def bookmark(version: int) -> bytes:
-            # As the API server sends it: only the kind and the resourceVersion up to
-            # which this watch has seen every change.
-            marker = {
-                "kind": resource.kind,
-                "apiVersion": resource.api_version,
-                "metadata": {"resourceVersion": str(version)},
-            }
-            return _ENCODE({"type": "BOOKMARK", "object": marker}).encode() + b"\n"
-
-        def translated(event: _store.WatchEvent) -> bytes | None:
-            """The event as this watch's selection sees it: an object that comes into
-            it is ADDED, one that leaves it DELETED (the API server's semantics)."""
-            now_in = wanted(event.entry.obj)
-            if not selects or event.type == "ADDED":
-                return encode(event.type, event.entry.obj) if now_in else None
-            was_in = wanted(event.old)
-            if event.type == "DELETED":
-                return encode("DELETED", event.entry.obj) if was_in or now_in else None
-            if now_in and was_in:
-                return encode("MODIFIED", event.entry.obj)
-            if now_in:
-                return encode("ADDED", event.entry.obj)
-            if was_in:
-                return encode("DELETED", event.entry.obj)
-            return None
-
-        requested = query.get("resourceVersion", "")
-        initial: list[bytes] = []
-        with store.lock:
-            if requested in ("", "0"):
-                last = store.resource_version
-                initial = [
-                    encode("ADDED", o) for o in store.objects(stored, watch.namespace) if wanted(o)
-                ]
-            else:
-                try:
-                    last = int(requested)
-                except ValueError:
-                    last = -1
-                if last < 0 or store.events_since(last) is None:
-                    gone = _status.gone(
-                        f"too old resource version: {requested} ({store.resource_version})"
-                    )
-                    initial = [encode("ERROR", gone.status)]
-                    deadline = 0.0
-        head = (
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-            "Cache-Control: no-cache, private\r\nTransfer-Encoding: chunked\r\n\r\n"
-        )
-        self.sim.watch_opened(self.connection)
-        try:
-            self.wfile.write(head.encode("latin-1"))
-            for chunk in initial:
-                self._chunk(chunk)
-            while time.monotonic() < deadline and not self.sim.watch_closed(self.connection):
-                with store.changed:
-                    events = store.events_since(last)
-                    if events is not None and not events:
-                        wake = min(deadline, next_bookmark) if bookmarks else deadline
-                        store.changed.wait(min(_WATCH_POLL, max(0.0, wake - time.monotonic())))
-                        events = store.events_since(last)
-                if events is None or self.sim.watch_expired(self.connection):
-                    gone = _status.gone(f"too old resource version: {last}")
-                    self._chunk(encode("ERROR", gone.status))
-                    break
-                for event in events:
-                    last = event.resource_version
-                    if event.resource != stored.key:
-                        continue
-                    chunk = translated(event)
-                    if chunk is not None:
-                        self._chunk(chunk)
-                if bookmarks and time.monotonic() >= next_bookmark:
-                    self._chunk(bookmark(last))
-                    next_bookmark = time.monotonic() + bookmark_every
-            self.wfile.write(b"0\r\n\r\n")
-        except OSError:
-            self.close_connection = True
-        finally:
-            self.sim.watch_ended(self.connection)
-
-    def _chunk(self, data: bytes) -> None:
-        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-
-    # --- admin ---
-
-    def _admin(self, method: str, path: str, raw: bytes) -> Response:
-        try:
-            body = json.loads(raw) if raw else {}
-        except ValueError:
-            return Response(400, {"error": "the body must be JSON"})
-        try:
-            return self.sim.admin(method, path, body)
-        except _status.ApiError as exc:
-            return Response(exc.code, exc.status)
-        except (KeyError, TypeError, ValueError) as exc:
-            return Response(400, {"error": str(exc)})
+def _check_auth(token: str | None, path: str, header: str) -> None:
+    if token is None or path in _OPEN_PATHS:
+        return
+    if header != f"Bearer {token}":
+        raise _status.unauthorized()
 
 
-def _is_ready(node: Mapping[str, Any]) -> bool:
-    for condition in (node.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            return condition.get("status") == "True"
-    return False
+def _json_body(raw: bytes) -> Any:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise _status.bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
 
 
-_EVENTS_V1_FIELDS = {
-    "regarding.": "involvedObject.",
-    "reportingController": "reportingComponent",
-}
-
-
-def _events_v1_fields(text: str) -> str:
-    """events.k8s.io field selectors in the stored (core/v1) field names."""
-    for theirs, ours in _EVENTS_V1_FIELDS.items():
-        text = text.replace(theirs, ours)
-    return text
+def _object(
+    code: int, obj: dict[str, Any], view: Callable[[Any], dict[str, Any]] | None
+) -> _response.Response:
+    return _response.Response(code, view(obj) if view is not None else obj)

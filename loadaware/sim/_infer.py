@@ -47,7 +47,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from loadaware.sim import _clock, _controllers
+from loadaware.sim import _clock, controllers
 
 # The annotation an inferred object carries, so that `kubectl get -o yaml` tells it apart.
 INFERRED_ANNOTATION = "sim.loadaware.io/inferred"
@@ -483,7 +483,7 @@ def _daemon_set(owner: _Owner, nodes: list[Mapping[str, Any]]) -> tuple[dict[str
     template = _template(owner, labels)
     active = owner.active
     covered = {str((p.get("spec") or {}).get("nodeName") or "") for p in active}
-    eligible = _controllers.daemon_set_nodes(template["spec"], nodes)
+    eligible = controllers.daemon_set_nodes(template["spec"], nodes)
     uncovered = sorted(set(eligible) - covered)
     ready = sum(1 for p in active if _is_ready(p))
     status: dict[str, Any] = {

@@ -39,7 +39,6 @@ series vanish, as when the exporter pod dies, and the node's other series stay.
 from __future__ import annotations
 
 import collections
-import hashlib
 import math
 import threading
 from collections.abc import Iterable, Mapping
@@ -47,7 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from loadaware import cluster
-from loadaware.sim import _clock, _resources, _store
+from loadaware.sim import _clock, _dcgm, _exposition, _resources, _store
 
 # metrics-server scrapes every 15 s; a sample is at most this old when served.
 SCRAPE_INTERVAL = 15.0
@@ -59,10 +58,6 @@ _BUSY_MODES = (("user", 0.7), ("system", 0.25), ("iowait", 0.05))
 
 GPU_RESOURCE = "nvidia.com/gpu"  # the device plugin's extended resource
 DEFAULT_GPU_PERCENT = 50.0
-_GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"  # set by GPU feature discovery
-_GPU_MODEL = "NVIDIA A10G"  # for a GPU node without the product label
-_DCGM_PORT = 9400
-_DRIVER_VERSION = "550.90.07"
 
 
 @dataclass(slots=True)
@@ -338,7 +333,16 @@ class UsageModel:
         with self._lock:
             running = {k: (r.node, r.since, r.cpu) for k, r in self._running.items()}
             retired = dict(self._retired)
-            gpu_lines = self._gpu_lines(nodes, ready, node_ip)
+            gpu_lines = _dcgm.gpu_lines(
+                nodes,
+                ready,
+                node_ip,
+                devices=self._gpu_devices,
+                holders=self._gpu_holders,
+                percent=self.gpu_percent,
+                default_percent=DEFAULT_GPU_PERCENT,
+                stopped=self._gpu_exporters_stopped,
+            )
         cpu_lines: list[str] = []
         memory_lines: list[str] = []
         busy_by_node: collections.Counter[str] = collections.Counter()
@@ -366,8 +370,10 @@ class UsageModel:
                 "service": "kube-prometheus-stack-kubelet",
             }
             pod_cgroup = f"/kubepods.slice/kubepods-{qos}.slice/pod{uid}"
-            cpu_lines.append(_line({**base, "container": "", "id": pod_cgroup}, seconds))
-            memory_lines.append(_line({**base, "container": "", "id": pod_cgroup}, memory))
+            cpu_lines.append(_exposition.line({**base, "container": "", "id": pod_cgroup}, seconds))
+            memory_lines.append(
+                _exposition.line({**base, "container": "", "id": pod_cgroup}, memory)
+            )
             images = {c.get("name"): c.get("image", "") for c in pod["spec"].get("containers", [])}
             total_cpu = cpu or 1.0
             for name, c_cpu, c_memory in split_by_container(pod, cpu, memory):
@@ -378,8 +384,10 @@ class UsageModel:
                     "image": images.get(name, ""),
                     "name": f"{meta['name']}_{name}",
                 }
-                cpu_lines.append(_line({**labels, "cpu": "total"}, seconds * c_cpu / total_cpu))
-                memory_lines.append(_line(labels, c_memory))
+                cpu_lines.append(
+                    _exposition.line({**labels, "cpu": "total"}, seconds * c_cpu / total_cpu)
+                )
+                memory_lines.append(_exposition.line(labels, c_memory))
         usage = self.node_usage()
         node_cpu_lines: list[str] = []
         total_lines: list[str] = []
@@ -407,49 +415,19 @@ class UsageModel:
                 share = busy / cores
                 for mode, fraction in _BUSY_MODES:
                     node_cpu_lines.append(
-                        _line({**base, "cpu": str(cpu_index), "mode": mode}, share * fraction)
+                        _exposition.line(
+                            {**base, "cpu": str(cpu_index), "mode": mode}, share * fraction
+                        )
                     )
                 idle = max(0.0, up - share)
-                node_cpu_lines.append(_line({**base, "cpu": str(cpu_index), "mode": "idle"}, idle))
+                node_cpu_lines.append(
+                    _exposition.line({**base, "cpu": str(cpu_index), "mode": "idle"}, idle)
+                )
             memory_total = float(cluster.to_bytes(_capacity(node, "memory", "0")))
             used = usage.get(name, (0.0, 0.0))[1]
-            total_lines.append(_line(base, memory_total))
-            available_lines.append(_line(base, max(0.0, memory_total - used)))
-        out = []
-        for metric, kind, help_text, lines in (
-            (
-                "container_cpu_usage_seconds_total",
-                "counter",
-                "Cumulative cpu time consumed in seconds.",
-                cpu_lines,
-            ),
-            (
-                "container_memory_working_set_bytes",
-                "gauge",
-                "Current working set in bytes.",
-                memory_lines,
-            ),
-            (
-                "node_cpu_seconds_total",
-                "counter",
-                "Seconds the CPUs spent in each mode.",
-                node_cpu_lines,
-            ),
-            (
-                "node_memory_MemTotal_bytes",
-                "gauge",
-                "Memory information field MemTotal_bytes.",
-                total_lines,
-            ),
-            (
-                "node_memory_MemAvailable_bytes",
-                "gauge",
-                "Memory information field MemAvailable_bytes.",
-                available_lines,
-            ),
-        ):
-            out.append(f"# HELP {metric} {help_text}\n# TYPE {metric} {kind}\n")
-            out.extend(f"{metric}{line}\n" for line in lines)
+            total_lines.append(_exposition.line(base, memory_total))
+            available_lines.append(_exposition.line(base, max(0.0, memory_total - used)))
+        out = _families(cpu_lines, memory_lines, node_cpu_lines, total_lines, available_lines)
         if gpu_lines:
             # Only where a DCGM exporter runs: a cluster without GPUs has no such family.
             metric = "DCGM_FI_DEV_GPU_UTIL"
@@ -457,40 +435,51 @@ class UsageModel:
             out.extend(f"{metric}{line}\n" for line in gpu_lines)
         return "".join(out)
 
-    def _gpu_lines(
-        self, nodes: list[Mapping[str, Any]], ready: set[str], node_ip: Mapping[str, str]
-    ) -> list[str]:
-        """DCGM_FI_DEV_GPU_UTIL series (labels and value) of every device; lock held."""
-        lines = []
-        for node in nodes:
-            name = node["metadata"]["name"]
-            if name not in ready or name in self._gpu_exporters_stopped:
-                continue
-            held = self._gpu_holders.get(name, {})
-            model = _gpu_model(node)
-            for index in range(self._gpu_devices.get(name, 0)):
-                labels = {
-                    "DCGM_FI_DRIVER_VERSION": _DRIVER_VERSION,
-                    "Hostname": name,
-                    "UUID": _gpu_uuid(node, index),
-                    "device": f"nvidia{index}",
-                    "gpu": str(index),
-                    "instance": f"{node_ip.get(name, name)}:{_DCGM_PORT}",
-                    "job": "nvidia-dcgm-exporter",
-                    "modelName": model,
-                    "pci_bus_id": f"00000000:{0x10 + index:02X}:00.0",
-                    "container": "",
-                    "namespace": "",
-                    "pod": "",
-                }
-                value = 0.0
-                if index in held:
-                    key, container = held[index]
-                    namespace, _, pod = key.partition("/")
-                    labels |= {"container": container, "namespace": namespace, "pod": pod}
-                    value = self.gpu_percent.get(key, DEFAULT_GPU_PERCENT)
-                lines.append(_line(labels, value))
-        return lines
+
+def _families(
+    cpu_lines: list[str],
+    memory_lines: list[str],
+    node_cpu_lines: list[str],
+    total_lines: list[str],
+    available_lines: list[str],
+) -> list[str]:
+    """The cAdvisor and node-exporter families: HELP, TYPE and the series of each."""
+    out = []
+    for metric, kind, help_text, lines in (
+        (
+            "container_cpu_usage_seconds_total",
+            "counter",
+            "Cumulative cpu time consumed in seconds.",
+            cpu_lines,
+        ),
+        (
+            "container_memory_working_set_bytes",
+            "gauge",
+            "Current working set in bytes.",
+            memory_lines,
+        ),
+        (
+            "node_cpu_seconds_total",
+            "counter",
+            "Seconds the CPUs spent in each mode.",
+            node_cpu_lines,
+        ),
+        (
+            "node_memory_MemTotal_bytes",
+            "gauge",
+            "Memory information field MemTotal_bytes.",
+            total_lines,
+        ),
+        (
+            "node_memory_MemAvailable_bytes",
+            "gauge",
+            "Memory information field MemAvailable_bytes.",
+            available_lines,
+        ),
+    ):
+        out.append(f"# HELP {metric} {help_text}\n# TYPE {metric} {kind}\n")
+        out.extend(f"{metric}{line}\n" for line in lines)
+    return out
 
 
 def default_usage(pod: Mapping[str, Any]) -> tuple[float, float]:
@@ -610,34 +599,9 @@ def _percent(value: float) -> float:
     return min(100.0, max(0.0, value))
 
 
-def _gpu_model(node: Mapping[str, Any]) -> str:
-    product = ((node.get("metadata") or {}).get("labels") or {}).get(_GPU_PRODUCT_LABEL)
-    # GPU feature discovery writes NVML's model name with dashes for spaces. Only
-    # the first is turned back: right for the usual names ("NVIDIA-A10G" is
-    # "NVIDIA A10G", "NVIDIA-A100-SXM4-80GB" is "NVIDIA A100-SXM4-80GB").
-    return product.replace("-", " ", 1) if product else _GPU_MODEL
-
-
-def _gpu_uuid(node: Mapping[str, Any], index: int) -> str:
-    """A stable device UUID in NVML's form, from the node's uid (or name) and the index."""
-    meta = node.get("metadata") or {}
-    seed = f"{meta.get('uid') or meta.get('name')}/{index}"
-    h = hashlib.sha256(seed.encode()).hexdigest()
-    return f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
-
-
 def _nanocores(cores: float) -> str:
     return f"{max(0, round(cores * 1e9))}n"
 
 
 def _kibibytes(size: float) -> str:
     return f"{max(0, round(size / 1024))}Ki"
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-def _line(labels: Mapping[str, str], value: float) -> str:
-    inner = ",".join(f'{k}="{_escape(v)}"' for k, v in sorted(labels.items()))
-    return f"{{{inner}}} {value!r}"

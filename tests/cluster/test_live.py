@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from loadaware import cli, cluster, errors, sim
-from loadaware.sim import _scenarios
+from loadaware.sim import scenarios
 from tests.lib.sim import KUBECTL, NOW, kubectl, sim_server
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -70,7 +70,7 @@ def test_reads_the_same_state_as_the_loader(served: tuple[sim.SimServer, pathlib
     assert sorted(w.key for w in live.workloads) == sorted(w.key for w in expected.workloads)
     assert dict(live.priority_classes) == dict(expected.priority_classes)
     assert dict(live.namespace_labels) == dict(expected.namespace_labels)
-    scenario = _scenarios.builtin_scenario("small", now=NOW)
+    scenario = scenarios.builtin_scenario("small", now=NOW)
     assert len(live.pods) == sum(1 for o in scenario.objects if o["kind"] == "Pod")
     assert all(p.workload is not None for p in live.pods)
 
@@ -141,7 +141,7 @@ def test_plan_on_a_kubectl_dump_equals_plan_on_the_scenario_file(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     _, config = served
-    scenario = _scenarios.builtin_scenario("small", now=NOW)
+    scenario = scenarios.builtin_scenario("small", now=NOW)
     original = tmp_path / "scenario.json"
     original.write_text(json.dumps(scenario.cluster_document()))
     metrics_file = tmp_path / "metrics.json"

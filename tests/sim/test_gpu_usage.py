@@ -31,7 +31,7 @@ import pytest
 import yaml
 
 from loadaware import cluster, metrics, plan, policy, runtime, sim
-from loadaware.sim import _scenarios
+from loadaware.sim import scenarios
 from tests.lib.sim import NOW, call, eviction, sim_server
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -40,8 +40,8 @@ METRIC = "DCGM_FI_DEV_GPU_UTIL"
 
 
 @pytest.fixture(scope="module")
-def scenario() -> _scenarios.Scenario:
-    return _scenarios.builtin_scenario("gpu", now=NOW)
+def scenario() -> scenarios.Scenario:
+    return scenarios.builtin_scenario("gpu", now=NOW)
 
 
 @pytest.fixture
@@ -50,7 +50,7 @@ def server() -> Iterator[sim.SimServer]:
         yield running
 
 
-def _of_kind(sc: _scenarios.Scenario, kind: str) -> list[dict[str, Any]]:
+def _of_kind(sc: scenarios.Scenario, kind: str) -> list[dict[str, Any]]:
     return [o for o in sc.objects if o["kind"] == kind]
 
 
@@ -65,7 +65,7 @@ def _gpu_requests(pod: dict[str, Any]) -> int:
     )
 
 
-def _gpu_nodes(sc: _scenarios.Scenario) -> dict[str, dict[str, Any]]:
+def _gpu_nodes(sc: scenarios.Scenario) -> dict[str, dict[str, Any]]:
     return {
         n["metadata"]["name"]: n
         for n in _of_kind(sc, "Node")
@@ -73,7 +73,7 @@ def _gpu_nodes(sc: _scenarios.Scenario) -> dict[str, dict[str, Any]]:
     }
 
 
-def _roles(sc: _scenarios.Scenario) -> tuple[str, str]:
+def _roles(sc: scenarios.Scenario) -> tuple[str, str]:
     """The GPU node busiest by GPU use and the least busy one."""
     busy = {name: sc.metrics["nodes"][name]["named"]["gpu"] for name in _gpu_nodes(sc)}
     ordered = sorted(busy, key=busy.__getitem__)
@@ -106,7 +106,7 @@ def _by_device(text: str) -> dict[tuple[str, str], tuple[dict[str, str], float]]
 # --- the scenario -------------------------------------------------------------------------------
 
 
-def test_gpu_nodes_are_labelled_tainted_and_have_four_gpus(scenario: _scenarios.Scenario) -> None:
+def test_gpu_nodes_are_labelled_tainted_and_have_four_gpus(scenario: scenarios.Scenario) -> None:
     nodes = _gpu_nodes(scenario)
     assert len(nodes) == 3
     assert len(_of_kind(scenario, "Node")) - len(nodes) == 3
@@ -121,7 +121,7 @@ def test_gpu_nodes_are_labelled_tainted_and_have_four_gpus(scenario: _scenarios.
 
 
 def test_gpu_pods_request_one_gpu_tolerate_the_taint_and_select_gpu_nodes(
-    scenario: _scenarios.Scenario,
+    scenario: scenarios.Scenario,
 ) -> None:
     nodes = _gpu_nodes(scenario)
     held: collections.Counter[str] = collections.Counter()
@@ -146,7 +146,7 @@ def test_gpu_pods_request_one_gpu_tolerate_the_taint_and_select_gpu_nodes(
 
 
 def test_one_gpu_node_is_hot_by_gpu_alone_and_another_has_free_gpus(
-    scenario: _scenarios.Scenario,
+    scenario: scenarios.Scenario,
 ) -> None:
     state = cluster.cluster_state_from_objects(scenario.objects)
     hot, idle = _roles(scenario)
@@ -183,7 +183,7 @@ def test_one_gpu_node_is_hot_by_gpu_alone_and_another_has_free_gpus(
 
 
 def test_replacements_are_predicted_on_the_gpu_node_with_free_gpus(
-    scenario: _scenarios.Scenario,
+    scenario: scenarios.Scenario,
 ) -> None:
     state = cluster.cluster_state_from_objects(scenario.objects)
     hot, idle = _roles(scenario)
@@ -195,7 +195,7 @@ def test_replacements_are_predicted_on_the_gpu_node_with_free_gpus(
 
 
 def test_the_gpu_policy_moves_gpu_pods_off_the_hot_node_onto_the_idle_one(
-    scenario: _scenarios.Scenario,
+    scenario: scenarios.Scenario,
 ) -> None:
     state = cluster.cluster_state_from_objects(scenario.objects)
     usage = metrics.usage_from_json(scenario.metrics)
@@ -215,7 +215,7 @@ def test_the_gpu_policy_moves_gpu_pods_off_the_hot_node_onto_the_idle_one(
 
 
 def test_simulate_moves_the_gpu_use_with_the_replacements(
-    scenario: _scenarios.Scenario,
+    scenario: scenarios.Scenario,
 ) -> None:
     state = cluster.cluster_state_from_objects(scenario.objects)
     usage = metrics.usage_from_json(scenario.metrics)
@@ -238,7 +238,7 @@ def test_simulate_moves_the_gpu_use_with_the_replacements(
 
 
 def test_one_series_per_gpu_with_the_holding_pod(
-    server: sim.SimServer, scenario: _scenarios.Scenario
+    server: sim.SimServer, scenario: scenarios.Scenario
 ) -> None:
     code, text = call(server, "GET", "/metrics")
     assert code == 200
@@ -280,7 +280,7 @@ def test_clusters_without_gpus_expose_no_gpu_series() -> None:
 
 
 def test_a_not_ready_gpu_node_has_no_gpu_series(
-    server: sim.SimServer, scenario: _scenarios.Scenario
+    server: sim.SimServer, scenario: scenarios.Scenario
 ) -> None:
     hot, _ = _roles(scenario)
     server.set_node_ready(hot, False)
@@ -305,7 +305,7 @@ def test_promtool_accepts_the_gpu_exposition(server: sim.SimServer) -> None:
 
 
 def test_the_gpu_utilisation_moves_with_the_replacement(
-    server: sim.SimServer, scenario: _scenarios.Scenario
+    server: sim.SimServer, scenario: scenarios.Scenario
 ) -> None:
     hot, idle = _roles(scenario)
     devices = _by_device(server.exposition())
@@ -344,7 +344,7 @@ def test_the_gpu_utilisation_moves_with_the_replacement(
 
 
 def test_the_admin_api_sets_a_pods_gpu_utilisation(
-    server: sim.SimServer, scenario: _scenarios.Scenario
+    server: sim.SimServer, scenario: scenarios.Scenario
 ) -> None:
     _, idle = _roles(scenario)
     [(labels, value)] = [
@@ -363,7 +363,7 @@ def test_the_admin_api_sets_a_pods_gpu_utilisation(
 
 
 def test_a_pod_finding_too_few_free_gpus_holds_none(
-    server: sim.SimServer, scenario: _scenarios.Scenario
+    server: sim.SimServer, scenario: scenarios.Scenario
 ) -> None:
     _, idle = _roles(scenario)
     pod = {
@@ -392,7 +392,7 @@ def test_a_pod_finding_too_few_free_gpus_holds_none(
 
 
 def test_a_stopped_gpu_exporter_takes_that_nodes_series_away(
-    server: sim.SimServer, scenario: _scenarios.Scenario
+    server: sim.SimServer, scenario: scenarios.Scenario
 ) -> None:
     hot, idle = _roles(scenario)
     before = _by_device(server.exposition())

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from loadaware import cluster, sim
-from loadaware.sim import _images, _scenarios
+from loadaware.sim import _images, scenarios
 from tests.lib.sim import NOW, call, is_ready
 
 MiB = 1024**2
@@ -35,7 +35,7 @@ def _tags(node: dict[str, Any]) -> list[str]:
 
 @pytest.mark.parametrize("name", ["small", "peak-hour", "warm-idle", "gpu"])
 def test_generated_nodes_report_the_images_of_their_pods(name: str) -> None:
-    scenario = _scenarios.builtin_scenario(name, now=NOW)
+    scenario = scenarios.builtin_scenario(name, now=NOW)
     nodes = {o["metadata"]["name"]: o for o in scenario.objects if o["kind"] == "Node"}
     expected: dict[str, set[str]] = collections.defaultdict(lambda: {_images.PAUSE_IMAGE})
     for pod in (o for o in scenario.objects if o["kind"] == "Pod"):
@@ -68,7 +68,7 @@ def test_the_kubelet_lists_the_largest_50_images() -> None:
 
 
 def test_the_converter_reads_the_generated_images() -> None:
-    scenario = _scenarios.builtin_scenario("small", now=NOW)
+    scenario = scenarios.builtin_scenario("small", now=NOW)
     state = cluster.cluster_state_from_objects(scenario.objects)
     raw = {o["metadata"]["name"]: o for o in scenario.objects if o["kind"] == "Node"}
     for node in state.nodes:
@@ -79,7 +79,7 @@ def test_the_converter_reads_the_generated_images() -> None:
 
 
 def _node(name: str, images: list[str]) -> dict[str, Any]:
-    node = _scenarios.node_object(
+    node = scenarios.node_object(
         name=name,
         uid=f"uid-{name}",
         resource_version="1",
@@ -90,7 +90,7 @@ def _node(name: str, images: list[str]) -> dict[str, Any]:
         spec={},
         capacity={"cpu": "8", "memory": "32Gi", "pods": "110"},
         allocatable={"cpu": "8", "memory": "32Gi", "pods": "110"},
-        conditions=_scenarios.node_conditions(
+        conditions=scenarios.node_conditions(
             "2026-11-29T07:59:50Z", "2026-11-01T00:00:00Z", ready=True
         ),
         ip=f"172.16.0.{ord(name[-1])}",

@@ -1,4 +1,4 @@
-"""Generated clusters (loadaware.sim._scenarios) and the bench generator CLI.
+"""Generated clusters (loadaware.sim.scenarios) and the bench generator CLI.
 
 Covered: determinism per seed; every pod on an existing node; requests within
 allocatable; node usage at least the sum of its pods'; hot and cold nodes;
@@ -31,49 +31,49 @@ import pytest
 
 from bench import generate as bench_generate
 from loadaware import cli, cluster, errors, metrics, plan, policy, runtime, sim
-from loadaware.sim import _resources, _scenarios
+from loadaware.sim import _resources, scenarios
 
 NOW = datetime.datetime(2026, 11, 29, 8, 0, 0, tzinfo=datetime.UTC)
 HOT = {"cpu": 0.70, "memory": 0.80}  # the default policy's targetThresholds
 COLD = {"cpu": 0.40, "memory": 0.50}  # and thresholds
 
 
-def _generated(**kwargs: Any) -> _scenarios.Scenario:
-    return _scenarios.generate_cluster(now=NOW, **kwargs)
+def _generated(**kwargs: Any) -> scenarios.Scenario:
+    return scenarios.generate_cluster(now=NOW, **kwargs)
 
 
 # Generated clusters: every feature of the generator is in each.
 SCENARIOS = {
-    "small": lambda: _scenarios.builtin_scenario("small", now=NOW),
-    "peak-hour": lambda: _scenarios.builtin_scenario("peak-hour", now=NOW),
+    "small": lambda: scenarios.builtin_scenario("small", now=NOW),
+    "peak-hour": lambda: scenarios.builtin_scenario("peak-hour", now=NOW),
     "loose-300": lambda: _generated(nodes=300, seed=3, capacity="loose"),
     "tight-300": lambda: _generated(nodes=300, seed=4, capacity="tight", zones=4),
     "independent-300": lambda: _generated(nodes=300, seed=5, family="usage-independent"),
 }
 # Laid out by hand for one point: the invariants hold, the generator's variety does not.
-LAYOUTS = {"warm-idle": lambda: _scenarios.builtin_scenario("warm-idle", now=NOW)}
+LAYOUTS = {"warm-idle": lambda: scenarios.builtin_scenario("warm-idle", now=NOW)}
 
 
 @functools.cache
-def _scenario(name: str) -> _scenarios.Scenario:
+def _scenario(name: str) -> scenarios.Scenario:
     return {**SCENARIOS, **LAYOUTS}[name]()
 
 
 @pytest.fixture(scope="module", params=sorted(SCENARIOS))
-def scenario(request: pytest.FixtureRequest) -> _scenarios.Scenario:
+def scenario(request: pytest.FixtureRequest) -> scenarios.Scenario:
     return _scenario(request.param)
 
 
 @pytest.fixture(scope="module", params=sorted([*SCENARIOS, *LAYOUTS]))
-def any_scenario(request: pytest.FixtureRequest) -> _scenarios.Scenario:
+def any_scenario(request: pytest.FixtureRequest) -> scenarios.Scenario:
     return _scenario(request.param)
 
 
-def _of_kind(sc: _scenarios.Scenario, kind: str) -> list[dict[str, Any]]:
+def _of_kind(sc: scenarios.Scenario, kind: str) -> list[dict[str, Any]]:
     return [o for o in sc.objects if o["kind"] == kind]
 
 
-def _nodes(sc: _scenarios.Scenario) -> dict[str, dict[str, Any]]:
+def _nodes(sc: scenarios.Scenario) -> dict[str, dict[str, Any]]:
     return {o["metadata"]["name"]: o for o in _of_kind(sc, "Node")}
 
 
@@ -95,7 +95,7 @@ def _allocatable(node: dict[str, Any]) -> tuple[int, int, int]:
     return cluster.to_millicores(a["cpu"]), cluster.to_bytes(a["memory"]), int(a["pods"])
 
 
-def _utilisation(sc: _scenarios.Scenario) -> Iterator[tuple[str, float, float]]:
+def _utilisation(sc: scenarios.Scenario) -> Iterator[tuple[str, float, float]]:
     for name, node in _nodes(sc).items():
         cpu_m, memory_b, _ = _allocatable(node)
         sample = sc.metrics["nodes"][name]
@@ -122,7 +122,7 @@ def test_another_seed_gives_another_cluster() -> None:
     assert json.dumps(first.metrics) != json.dumps(other.metrics)
 
 
-def test_objects_and_metrics_round_trip_through_json(any_scenario: _scenarios.Scenario) -> None:
+def test_objects_and_metrics_round_trip_through_json(any_scenario: scenarios.Scenario) -> None:
     document = any_scenario.cluster_document()
     assert document["apiVersion"] == "v1"
     assert document["kind"] == "List"
@@ -130,7 +130,7 @@ def test_objects_and_metrics_round_trip_through_json(any_scenario: _scenarios.Sc
     assert json.loads(json.dumps(any_scenario.metrics)) == any_scenario.metrics
 
 
-def test_every_object_has_kube_shape(any_scenario: _scenarios.Scenario) -> None:
+def test_every_object_has_kube_shape(any_scenario: scenarios.Scenario) -> None:
     api_versions = {
         "Node": "v1",
         "Pod": "v1",
@@ -156,8 +156,8 @@ def test_every_object_has_kube_shape(any_scenario: _scenarios.Scenario) -> None:
 
 def test_unknown_scenario_is_an_input_error() -> None:
     with pytest.raises(errors.InputError, match="unknown scenario"):
-        _scenarios.builtin_scenario("rush-hour", now=NOW)
-    assert _scenarios.DEFAULT_SCENARIO in _scenarios.SCENARIO_NAMES
+        scenarios.builtin_scenario("rush-hour", now=NOW)
+    assert scenarios.DEFAULT_SCENARIO in scenarios.SCENARIO_NAMES
 
 
 @pytest.mark.parametrize(
@@ -176,20 +176,20 @@ def test_bad_parameters_are_refused(kwargs: dict[str, Any]) -> None:
 
 def test_naive_now_is_refused() -> None:
     with pytest.raises(ValueError, match="timezone"):
-        _scenarios.generate_cluster(nodes=5, now=NOW.replace(tzinfo=None))
+        scenarios.generate_cluster(nodes=5, now=NOW.replace(tzinfo=None))
 
 
 # --- nodes and placement ------------------------------------------------------------------------
 
 
-def test_every_pod_is_running_on_an_existing_node(any_scenario: _scenarios.Scenario) -> None:
+def test_every_pod_is_running_on_an_existing_node(any_scenario: scenarios.Scenario) -> None:
     nodes = _nodes(any_scenario)
     for pod in _of_kind(any_scenario, "Pod"):
         assert pod["spec"]["nodeName"] in nodes
         assert pod["status"]["phase"] == "Running"
 
 
-def test_requests_fit_allocatable_on_every_node(any_scenario: _scenarios.Scenario) -> None:
+def test_requests_fit_allocatable_on_every_node(any_scenario: scenarios.Scenario) -> None:
     used: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
     for pod in _of_kind(any_scenario, "Pod"):
         cpu, memory = _pod_requests(pod)
@@ -201,7 +201,7 @@ def test_requests_fit_allocatable_on_every_node(any_scenario: _scenarios.Scenari
         assert all(u <= a for u, a in zip(used[name], _allocatable(node), strict=True)), name
 
 
-def test_allocatable_is_slightly_under_capacity(any_scenario: _scenarios.Scenario) -> None:
+def test_allocatable_is_slightly_under_capacity(any_scenario: scenarios.Scenario) -> None:
     for node in _nodes(any_scenario).values():
         cap = node["status"]["capacity"]
         cpu_m, memory_b, _ = _allocatable(node)
@@ -222,7 +222,7 @@ def test_nodes_spread_over_zones_and_instance_types() -> None:
 
 
 def test_a_small_tainted_pool_runs_only_pods_that_tolerate_it(
-    scenario: _scenarios.Scenario,
+    scenario: scenarios.Scenario,
 ) -> None:
     nodes = _nodes(scenario)
     tainted = {
@@ -267,7 +267,7 @@ def test_larger_clusters_have_cordoned_and_not_ready_nodes() -> None:
 # --- usage --------------------------------------------------------------------------------------
 
 
-def test_every_node_and_pod_has_fresh_metrics(any_scenario: _scenarios.Scenario) -> None:
+def test_every_node_and_pod_has_fresh_metrics(any_scenario: scenarios.Scenario) -> None:
     m = any_scenario.metrics
     assert m["collectedAt"] == "2026-11-29T08:00:00Z"
     assert set(m["nodes"]) == set(_nodes(any_scenario))
@@ -280,7 +280,7 @@ def test_every_node_and_pod_has_fresh_metrics(any_scenario: _scenarios.Scenario)
         assert isinstance(sample["memory"], int)
 
 
-def test_node_usage_covers_its_pods(any_scenario: _scenarios.Scenario) -> None:
+def test_node_usage_covers_its_pods(any_scenario: scenarios.Scenario) -> None:
     pods_cpu: dict[str, float] = collections.defaultdict(float)
     pods_memory: dict[str, int] = collections.defaultdict(int)
     for pod in _of_kind(any_scenario, "Pod"):
@@ -292,7 +292,7 @@ def test_node_usage_covers_its_pods(any_scenario: _scenarios.Scenario) -> None:
         assert sample["memory"] >= pods_memory[name] + 100 * 2**20, name
 
 
-def test_pod_usage_respects_limits(any_scenario: _scenarios.Scenario) -> None:
+def test_pod_usage_respects_limits(any_scenario: scenarios.Scenario) -> None:
     for pod in _of_kind(any_scenario, "Pod"):
         containers = pod["spec"]["containers"]
         limits = [c["resources"].get("limits") for c in containers]
@@ -317,7 +317,7 @@ def test_cpu_usage_is_heavy_tailed_against_requests() -> None:
     assert sum(r >= 2.0 for r in ratios) >= 0.005 * len(ratios)  # a few burst far past requests
 
 
-def test_hot_and_cold_nodes_both_exist(any_scenario: _scenarios.Scenario) -> None:
+def test_hot_and_cold_nodes_both_exist(any_scenario: scenarios.Scenario) -> None:
     usage = list(_utilisation(any_scenario))
     hot = [n for n, cpu, mem in usage if cpu > HOT["cpu"] or mem > HOT["memory"]]
     cold = [n for n, cpu, mem in usage if cpu < COLD["cpu"] and mem < COLD["memory"]]
@@ -359,7 +359,7 @@ def test_hot_nodes_hold_replicas_recreated_in_the_outage() -> None:
 # --- workloads ----------------------------------------------------------------------------------
 
 
-def test_owner_chains_resolve_with_matching_uids(scenario: _scenarios.Scenario) -> None:
+def test_owner_chains_resolve_with_matching_uids(scenario: scenarios.Scenario) -> None:
     by_kind: dict[tuple[str, str, str], dict[str, Any]] = {
         (o["kind"], o["metadata"].get("namespace", ""), o["metadata"]["name"]): o
         for o in scenario.objects
@@ -392,7 +392,7 @@ def test_owner_chains_resolve_with_matching_uids(scenario: _scenarios.Scenario) 
     assert kinds["DaemonSet"]
 
 
-def test_controller_replicas_match_their_pods(any_scenario: _scenarios.Scenario) -> None:
+def test_controller_replicas_match_their_pods(any_scenario: scenarios.Scenario) -> None:
     pods_of = collections.Counter(
         (p["metadata"]["namespace"], p["metadata"]["ownerReferences"][0]["name"])
         for p in _of_kind(any_scenario, "Pod")
@@ -407,7 +407,7 @@ def test_controller_replicas_match_their_pods(any_scenario: _scenarios.Scenario)
         assert sts["spec"]["volumeClaimTemplates"]
 
 
-def test_one_daemonset_pod_per_node(any_scenario: _scenarios.Scenario) -> None:
+def test_one_daemonset_pod_per_node(any_scenario: scenarios.Scenario) -> None:
     nodes = set(_nodes(any_scenario))
     daemonsets = _of_kind(any_scenario, "DaemonSet")
     assert len(daemonsets) >= 2
@@ -424,7 +424,7 @@ def test_one_daemonset_pod_per_node(any_scenario: _scenarios.Scenario) -> None:
 
 
 def test_system_critical_and_local_storage_pods_are_present(
-    scenario: _scenarios.Scenario,
+    scenario: scenarios.Scenario,
 ) -> None:
     pods = _of_kind(scenario, "Pod")
     critical = [p for p in pods if p["spec"].get("priorityClassName") == "system-cluster-critical"]
@@ -441,7 +441,7 @@ def test_system_critical_and_local_storage_pods_are_present(
     assert len({p["metadata"]["namespace"] for p in pods}) >= 5
 
 
-def test_pods_carry_ready_status_and_restart_counts(any_scenario: _scenarios.Scenario) -> None:
+def test_pods_carry_ready_status_and_restart_counts(any_scenario: scenarios.Scenario) -> None:
     pods = _of_kind(any_scenario, "Pod")
     for pod in pods:
         status = pod["status"]
@@ -454,7 +454,7 @@ def test_pods_carry_ready_status_and_restart_counts(any_scenario: _scenarios.Sce
     assert max(restarts) > 0
 
 
-def test_anti_affinity_is_honoured(scenario: _scenarios.Scenario) -> None:
+def test_anti_affinity_is_honoured(scenario: scenarios.Scenario) -> None:
     nodes = _nodes(scenario)
     topology_keys = set()
     groups: dict[tuple[str, str], list[str]] = collections.defaultdict(list)
@@ -476,7 +476,7 @@ def test_anti_affinity_is_honoured(scenario: _scenarios.Scenario) -> None:
         assert len(domains) == len(set(domains))
 
 
-def test_pdbs_select_pods_and_report_consistent_status(scenario: _scenarios.Scenario) -> None:
+def test_pdbs_select_pods_and_report_consistent_status(scenario: scenarios.Scenario) -> None:
     pods = _of_kind(scenario, "Pod")
     pdbs = _of_kind(scenario, "PodDisruptionBudget")
     assert pdbs
@@ -523,7 +523,7 @@ def test_metadata_and_status_are_per_object() -> None:
 # --- consumers ----------------------------------------------------------------------------------
 
 
-def test_the_loader_reads_every_scenario(scenario: _scenarios.Scenario) -> None:
+def test_the_loader_reads_every_scenario(scenario: scenarios.Scenario) -> None:
     state = cluster.cluster_state_from_objects(scenario.objects)
     usage = metrics.usage_from_json(scenario.metrics)
     assert len(state.nodes) == len(scenario.metrics["nodes"])
@@ -548,7 +548,7 @@ def test_the_loader_reads_every_scenario(scenario: _scenarios.Scenario) -> None:
 # gpu scenario is hot by GPU use alone, which the default policy does not judge
 # (tests/sim/test_gpu_usage.py plans it with policy/gpu.yaml).
 @pytest.mark.parametrize(
-    "name", [n for n in _scenarios.SCENARIO_NAMES if n not in ("warm-idle", "gpu")]
+    "name", [n for n in scenarios.SCENARIO_NAMES if n not in ("warm-idle", "gpu")]
 )
 def test_a_default_round_relieves_every_hot_node(name: str) -> None:
     sc = _scenario(name)
@@ -694,7 +694,7 @@ def test_warm_idle_is_relieved_only_when_replacements_are_steered() -> None:
 def test_warm_idle_is_served_simulated_and_written(
     tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert "warm-idle" in _scenarios.SCENARIO_NAMES
+    assert "warm-idle" in scenarios.SCENARIO_NAMES
     served = sim.build_cluster(scenario="warm-idle", now=NOW)
     assert len(served.store.objects(_resources.NODES)) == 16
     assert cli.main(["simulate", "--scenario", "warm-idle", "--now", "2026-11-29T08:00:00Z"]) == 0

@@ -15,7 +15,7 @@ import pathlib
 import pytest
 
 from loadaware import cli, sim
-from loadaware.sim import _patch, _scenarios, _selectors, _status
+from loadaware.sim import _patch, _selectors, _status, scenarios
 from tests.lib.sim import NOW
 
 
@@ -42,7 +42,7 @@ def test_simulate_through_the_api(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_simulate_api_on_files(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]) -> None:
-    scenario = _scenarios.builtin_scenario("small", now=NOW)
+    scenario = scenarios.builtin_scenario("small", now=NOW)
     cluster_file = tmp_path / "cluster.json"
     metrics_file = tmp_path / "metrics.json"
     cluster_file.write_text(json.dumps(scenario.cluster_document()))
@@ -70,6 +70,7 @@ def test_public_names() -> None:
             "SimClock",
             "SimCluster",
             "SimServer",
+            "SimSettings",
             "build_cluster",
             "builtin_scenario",
             "generate_cluster",

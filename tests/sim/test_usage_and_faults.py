@@ -22,7 +22,7 @@ from collections.abc import Iterator
 import pytest
 
 from loadaware import sim
-from loadaware.sim import _scenarios
+from loadaware.sim import scenarios
 from tests.lib.sim import NOW, call, eviction, pods_of, sim_server
 
 
@@ -41,7 +41,7 @@ def _bytes(text: str) -> float:
 
 
 def test_metrics_api_matches_the_scenario(server: sim.SimServer) -> None:
-    document = _scenarios.builtin_scenario("small", now=NOW).metrics
+    document = scenarios.builtin_scenario("small", now=NOW).metrics
     code, nodes = call(server, "GET", "/apis/metrics.k8s.io/v1beta1/nodes")
     assert code == 200
     assert nodes["kind"] == "NodeMetricsList"
