@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
 .PHONY: demo test lint format install install-test system-deps bench schema clean dashboards alerts \
-	docs docs-reference docs-serve image
+	docs docs-reference docs-serve image chart
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -93,6 +93,11 @@ dashboards: install-test
 # Regenerate the PrometheusRule in deploy/ from alerts/*.rules.yml.
 alerts: install-test
 	$(BIN)/python alerts/generate.py
+
+# Regenerate charts/loadaware/values.schema.json (from policy/schema.json) and the chart's
+# alert rules (from alerts/*.rules.yml); tests fail when they are stale.
+chart: install-test
+	$(BIN)/python charts/generate.py
 
 bench: install
 	$(BIN)/python -m bench
