@@ -16,7 +16,9 @@ they say; the values schema refuses a bad policy with the field named, and
 accepts every example policy under policy/; RBAC and the admission policy are
 the objects the Kustomize base and overlays ship, for cronjob, serve and
 consolidation's cordon; the PrometheusRule is deploy/components/monitoring's;
-values.schema.json and the rules file are what charts/generate.py writes now.
+values.schema.json and the rules file are what charts/generate.py writes now;
+NOTES.txt gives the next commands of the first install (a Job from the
+suspended CronJob, then dry-run off).
 """
 
 from __future__ import annotations
@@ -402,3 +404,13 @@ def test_default_image_is_the_kustomize_one(
     for overlay in ("serve", "cronjob"):
         assert set(images.images(rendered[overlay]).values()) == {images.REFERENCE}
     assert set(images.images(rendered_cases["defaults"]).values()) == {images.REFERENCE}
+
+
+def test_notes_give_the_next_commands(chart: helm.Chart) -> None:
+    values = CASES["cronjob-suspended-dry-run"]
+    notes = chart.render(values, name=RELEASE, namespace=NAMESPACE)["loadaware/templates/NOTES.txt"]
+    assert "kubectl -n loadaware create job --from=cronjob/loadaware loadaware-first" in notes
+    assert "--set dryRun=false --set suspend=false" in notes
+    serve = chart.render({"mode": "serve"}, name=RELEASE, namespace=NAMESPACE)
+    assert "/alertmanager" in serve["loadaware/templates/NOTES.txt"]
+    assert "create job" not in serve["loadaware/templates/NOTES.txt"]
