@@ -72,6 +72,7 @@ test: install-test system-deps lint docs
 
 schema: install
 	$(BIN)/python -m loadaware.policy
+	$(BIN)/python charts/generate.py
 
 # The documentation site: docs/ and mkdocs.yml, built into site/ (git-ignored).
 # --strict turns every warning into an error: a broken link or anchor, a page left
@@ -90,9 +91,10 @@ docs-reference: install
 dashboards: install-test
 	$(BIN)/python dashboards/generate.py
 
-# Regenerate the PrometheusRule in deploy/ from alerts/*.rules.yml.
+# Regenerate the PrometheusRule in deploy/ (and the chart's rules) from alerts/*.rules.yml.
 alerts: install-test
 	$(BIN)/python alerts/generate.py
+	$(BIN)/python charts/generate.py
 
 # Regenerate charts/loadaware/values.schema.json (from policy/schema.json) and the chart's
 # alert rules (from alerts/*.rules.yml); tests fail when they are stale.
