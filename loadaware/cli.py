@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import yaml
 
 from loadaware import __version__, cluster, errors, metrics, plan, policy, report, runtime
+from loadaware.build_info import VERSION, revision
 
 log = logging.getLogger("loadaware")
 
@@ -249,6 +250,10 @@ def _build_parser() -> argparse.ArgumentParser:
         switch.add_argument("--context", help="kubeconfig context (default: the current one)")
         switch.add_argument("--reason", default="", help="why, recorded on the ConfigMap")
         switch.add_argument("--by", help="who, recorded on the ConfigMap (default: user@host)")
+
+    commands.add_parser(
+        "version", help="print the version and the source revision it was built from"
+    )
     return parser
 
 
@@ -275,6 +280,11 @@ class _JsonFormatter(logging.Formatter):
         }
         body.update({k: v for k, v in vars(record).items() if k not in self._STANDARD})
         return json.dumps(body, default=str)
+
+
+def _cmd_version(args: argparse.Namespace) -> int:
+    sys.stdout.write(f"loadaware {VERSION} (revision {revision()})\n")
+    return EXIT_OK
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -512,6 +522,7 @@ _COMMANDS = {
     "metrics": _cmd_metrics,
     "suspend": _cmd_suspend,
     "resume": _cmd_suspend,
+    "version": _cmd_version,
 }
 
 

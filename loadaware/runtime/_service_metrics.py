@@ -19,7 +19,7 @@ import threading
 import prometheus_client
 from prometheus_client import Counter, Gauge, Histogram
 
-from loadaware import evict, metrics, report
+from loadaware import build_info, evict, metrics, report
 
 REGISTRY = prometheus_client.REGISTRY
 NODE_CLASSES: tuple[str, ...] = ("hot", "cold", "normal", "excluded")
@@ -179,6 +179,12 @@ SCHEDULE_NEXT_RUN = Gauge(
     "Unix time a schedule fires next.",
     ["schedule"],
 )
+BUILD_INFO = Gauge(
+    "loadaware_build_info",
+    "Always 1; the labels say which version and source revision is running.",
+    ["version", "revision"],
+)
+BUILD_INFO.labels(build_info.VERSION, build_info.revision()).set(1)
 
 # Label values of the per-node gauge set by the previous round, so that nodes that
 # left the cluster disappear instead of showing their last value forever.
