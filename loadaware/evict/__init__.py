@@ -10,7 +10,6 @@ suspend switch on the same ConfigMap stops every eviction at once.
 """
 
 from loadaware.evict._executor import ExecutionReport, Executor, ReplacementReport
-from loadaware.evict._kube import Kube, RawObject
 from loadaware.evict._outcome import EvictionOutcome, record_outcome
 from loadaware.evict._state import (
     Breaker,
@@ -28,6 +27,7 @@ from loadaware.evict._taint import (
     remove_hotspot_taint,
     remove_leftover_taints,
 )
+from loadaware.kube import Kube, RawObject
 
 __all__ = [
     "HOTSPOT_TAINT_KEY",

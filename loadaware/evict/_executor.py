@@ -46,8 +46,8 @@ from loadaware.errors import (
     TooManyRequestsError,
 )
 from loadaware.evict import _state, _taint
-from loadaware.evict._kube import Kube, RawObject
 from loadaware.evict._outcome import EvictionOutcome, Result, record_outcome
+from loadaware.kube import Kube, RawObject
 from loadaware.policy import LoadAwarePolicy
 
 log = logging.getLogger(__name__)

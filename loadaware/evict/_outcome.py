@@ -10,7 +10,7 @@ from typing import Literal
 
 from prometheus_client import Counter
 
-from loadaware.evict._kube import Kube
+from loadaware.kube import Kube
 
 log = logging.getLogger(__name__)
 

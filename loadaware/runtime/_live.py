@@ -16,9 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import urllib3
-
-from loadaware import cluster, errors, evict, metrics, policy, report
+from loadaware import cluster, errors, evict, kube, metrics, policy, report
 from loadaware.runtime import _forecast, _metrics_dump, _round, _service_metrics
 
 if TYPE_CHECKING:
@@ -29,34 +27,15 @@ log = logging.getLogger(__name__)
 ClusterReader = Callable[[], cluster.ClusterState]
 
 
-def api_client_from(
-    kubeconfig: str | os.PathLike[str] | None = None, context: str | None = None
-) -> kubernetes.client.ApiClient:
-    """An ApiClient from `kubeconfig` (and `context`), else in-cluster config, else the
-    default kubeconfig (KUBECONFIG or ~/.kube/config)."""
-    return cluster.api_client(
-        cluster.ClientSettings(
-            kubeconfig=os.fspath(kubeconfig) if kubeconfig is not None else None,
-            context=context,
-        )
-    )
-
-
 def check_api(api: kubernetes.client.ApiClient) -> None:
-    """Raises ClusterError unless the API server answers a cheap authorised read."""
+    """Raises ClusterError unless the API server answers a cheap authorised read; the
+    error names the server and the cause (connection refused, TLS, 401, 403)."""
     import kubernetes.client
-    from kubernetes.client.exceptions import ApiException
 
-    try:
+    with kube.translated("listing nodes", kube.server_of(api)):
         kubernetes.client.CoreV1Api(api).list_node(
             limit=1, _preload_content=False, _request_timeout=5.0
         )
-    except ApiException as exc:
-        raise errors.ClusterError(f"API server answered {exc.status}") from None
-    except (urllib3.exceptions.HTTPError, OSError) as exc:
-        raise errors.ClusterError(
-            f"API server unreachable ({type(exc).__name__})", reference="unreachable"
-        ) from None
 
 
 def secret_reader(api: kubernetes.client.ApiClient) -> metrics.SecretReader:
@@ -167,7 +146,7 @@ def run_once(
         raise errors.InputError(
             "--forecast-horizon needs metrics.prometheus: a forecast is read from past weeks"
         )
-    client = api or api_client_from(kubeconfig, context)
+    client = api or kube.api_client(kubeconfig=kubeconfig, context=context)
     # The round plans from a watched cache, and the evictor's checks and waits read
     # it: one list of each kind, then events, whatever the number of evictions.
     cache = (

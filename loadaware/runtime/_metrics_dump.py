@@ -12,17 +12,10 @@ import datetime
 import os
 from collections.abc import Callable
 
-from loadaware import cluster, errors, metrics, plan, policy
+from loadaware import cluster, errors, kube, metrics, plan, policy
 
 ClusterReader = Callable[[], cluster.ClusterState]
 ApiClientFactory = Callable[[], object]
-
-
-def kubernetes_api_client(kubeconfig: str | os.PathLike[str] | None = None) -> object:
-    """An ApiClient from `kubeconfig`, else in-cluster config, else the default kubeconfig."""
-    return cluster.api_client(
-        cluster.ClientSettings(kubeconfig=os.fspath(kubeconfig) if kubeconfig else None)
-    )
 
 
 def metrics_provider(
@@ -70,7 +63,7 @@ def dump_metrics(
 ) -> metrics.Usage:
     """The `metrics dump` round. The cluster comes from cluster_file, else read_cluster."""
     settings = policy.load_policy(policy_file)
-    factory = api_client or (lambda: kubernetes_api_client(kubeconfig))
+    factory = api_client or (lambda: kube.api_client(kubeconfig=kubeconfig))
     if cluster_file is not None:
         state = cluster.load_cluster_file(cluster_file)
     elif read_cluster is not None:

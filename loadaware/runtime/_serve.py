@@ -47,7 +47,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from loadaware import cluster, evict, metrics, plan, policy, report
+from loadaware import cluster, evict, kube, metrics, plan, policy, report
 from loadaware.errors import LoadawareError, PolicyError
 from loadaware.runtime import (
     _forecast_proof,
@@ -811,7 +811,7 @@ def serve_policy(
 ) -> int:
     """`loadaware serve`: build everything from the policy and serve until SIGTERM/SIGINT."""
     settings = policy.load_policy(policy_file)
-    api = _live.api_client_from(kubeconfig, context)
+    api = kube.api_client(kubeconfig=kubeconfig, context=context)
     service = build_service(settings, api, identity=identity)
     stop = threading.Event()
 
