@@ -54,6 +54,7 @@ from loadaware.errors import (
     LoadawareError,
     RefusedError,
     UnauthorizedError,
+    UnreachableError,
 )
 
 if TYPE_CHECKING:
@@ -127,6 +128,7 @@ class ClusterCache:
         self._responses: dict[str, Any] = {}  # kind -> the open watch response
         self._kinds = {path: _Kind(path) for path, _ in _live._LISTS}
         self._invalid: dict[str, str] = {}  # object -> why it cannot be read
+        self._said_alike: set[str] = set()  # failures logged, whatever the kind
         # Pods, and what their completion depends on.
         self._pods: dict[str, _PodEntry] = {}
         self._pods_by_namespace: dict[str, set[str]] = {}
@@ -425,7 +427,12 @@ class ClusterCache:
                     kind.failure = exc
                     # Waiters may now see that every first list failed alike.
                     self._changed.notify_all()
-                self._say(kind, FAILED, kind.error)
+                    # An unreachable server fails every kind alike: said once, not per kind.
+                    alike = f"{exc.reference}: {exc.message.partition(': ')[2]}"
+                    repeated = isinstance(exc, UnreachableError) and alike in self._said_alike
+                    self._said_alike.add(alike)
+                if not repeated:
+                    self._say(kind, FAILED, kind.error)
                 if cause is None and kind.synced:
                     cause = FAILED
                 self._stop.wait(pause)

@@ -20,6 +20,7 @@ from loadaware.kube._api import FIELD_MANAGER, Kube, Leases, RawObject, Reads
 from loadaware.kube._config import ClientSettings, api_client
 from loadaware.kube._errors import (
     CONNECTION_ERRORS,
+    MESSAGE_MAX_CHARS,
     Status,
     api_error,
     cause_of,
@@ -33,6 +34,7 @@ from loadaware.kube._rest import ErrorAnswer, raw_request, read_error
 __all__ = [
     "CONNECTION_ERRORS",
     "FIELD_MANAGER",
+    "MESSAGE_MAX_CHARS",
     "ClientSettings",
     "ErrorAnswer",
     "Kube",

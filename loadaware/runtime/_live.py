@@ -189,6 +189,7 @@ def run_once(
                 dry_run=dry_run,
                 forecast_horizon=forecast_horizon,
                 stop_requested=lambda: f"{terminated[0]} received" if terminated else None,
+                on_phase=lambda step: log.info("round step", extra={"step": step}),
             ),
         )
     finally:
@@ -197,4 +198,24 @@ def run_once(
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     _service_metrics.observe_round(record, seen[0] if seen else None)
+    log_round_result(record)
     return record
+
+
+def log_round_result(record: report.RoundRecord, label: str = "") -> None:
+    """A round's result, one line at INFO, whatever its trigger: what it did of its
+    plan and, when it did not finish as planned, why."""
+    execution = record.execution
+    log.info(
+        "round result",
+        extra={
+            "round": record.round_id,
+            "trigger": record.trigger,
+            "label": label or None,
+            "status": record.status,
+            "evicted": execution.count("evicted") if execution else 0,
+            "planned": len(record.plan.evictions) if record.plan else 0,
+            "dry_run": record.dry_run,
+            "reason": record.reason or None,
+        },
+    )
