@@ -7,6 +7,9 @@ to its planned landing with a soft taint on the few nodes that would outscore
 it (the eviction's `steer` set), and verifies that replacements
 become Ready on cooler nodes, opening a circuit breaker when they do not. A
 suspend switch on the same ConfigMap stops every eviction at once.
+
+Its calls to the API server are loadaware.kube's (`Kube`, re-exported here as the
+evictor's client).
 """
 
 from loadaware.evict._executor import ExecutionReport, Executor, ReplacementReport
