@@ -10,14 +10,18 @@ Covered, with the real CLI in a process of its own where the user's view is the 
 - `serve` against the closed port logs where it listens at INFO, and its /readyz
   answers within 1 s, 503 naming the cause;
 - /readyz against the simulated API answers within 1 s before the first list (a slow
-  one) and after it, ready once listed.
+  one) and after it, ready once listed;
+- `run --once` at INFO logs each step, each eviction with its progress (n/planned)
+  and one round result line; on a terminal it logs at INFO without being asked.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import os
 import pathlib
+import pty
 import queue
 import re
 import socket
@@ -36,6 +40,7 @@ from tests.lib.live import poll
 from tests.lib.sim import sim_server
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+RUN_ONCE = (sys.executable, "-m", "loadaware", "run", "--once")
 POLICY: dict[str, Any] = {
     "metrics": {"metricsServer": {}, "onStaleNode": "Exclude"},
     "state": {"namespace": "default"},
@@ -261,3 +266,38 @@ def test_run_once_at_info_shows_each_step_eviction_and_the_result(tmp_path: path
     assert " INFO " in finished
     assert f"status={record['status']}" in finished
     assert f"planned={planned}" in finished
+
+
+def test_run_once_on_a_terminal_logs_at_info(
+    tmp_path: pathlib.Path, closed_port: int, policy_file: pathlib.Path
+) -> None:
+    config = _kubeconfig(tmp_path / "config", f"http://127.0.0.1:{closed_port}")
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [*RUN_ONCE, "--policy", str(policy_file), "--kubeconfig", str(config)],
+            stdout=subprocess.DEVNULL,
+            stderr=follower,
+            cwd=REPO,
+        )
+        os.close(follower)
+        follower = -1
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal's other end closed: the process is gone
+                break
+            if not chunk:
+                break
+            seen += chunk
+        assert process.wait(timeout=30) == 3
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    text = seen.decode()
+    (result,) = [line for line in text.splitlines() if " round result " in line]
+    assert " INFO " in result
+    assert "status=refused" in result
+    assert "connection refused" in result
