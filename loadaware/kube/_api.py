@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from loadaware.errors import NotFoundError
@@ -43,7 +44,8 @@ FIELD_MANAGER = "loadaware"
 
 
 class Kube:
-    """Typed entry points for every call loadaware makes that changes or watches a cluster."""
+    """Typed entry points for the calls the evictor and its state make: pods,
+    evictions, nodes, namespaces, ConfigMaps and Events."""
 
     def __init__(
         self,
@@ -59,7 +61,7 @@ class Kube:
         self._timeout = timeout_seconds
         self._reads = reads
 
-    def _translated(self, doing: str) -> Any:
+    def _translated(self, doing: str) -> AbstractContextManager[None]:
         return translated(doing, self._server)
 
     @property
