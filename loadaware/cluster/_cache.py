@@ -641,7 +641,10 @@ class ClusterCache:
                 return
             kind.said.add(cause)
             listed = kind.synced
-        log.warning(
+        # A compacted resourceVersion (410 Gone) is how the API server ends old
+        # watches: normal. A dropped stream or a failed call is worth a warning.
+        log.log(
+            logging.INFO if cause == EXPIRED else logging.WARNING,
             "cluster cache relists" if listed else "cluster cache cannot list",
             extra={"kind": kind.name, "reason": f"{cause}: {detail}"[:300]},
         )
