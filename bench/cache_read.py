@@ -43,7 +43,7 @@ from typing import Any
 
 from bench.cluster_read import write_kubeconfig
 from bench.harness import status_bytes
-from loadaware import cluster
+from loadaware import cluster, kube
 from loadaware.sim import _cluster, _server, _settings, scenarios
 
 
@@ -118,8 +118,8 @@ def _quiet(url: str, seconds: float = 2.0, timeout: float = 900.0) -> None:
 
 
 def _measure(kind: str, url: str, kubeconfig: str, churn: int) -> dict[str, Any]:
-    settings = cluster.ClientSettings(kubeconfig=kubeconfig)
-    client = cluster.api_client(settings)
+    settings = kube.ClientSettings(kubeconfig=kubeconfig)
+    client = kube.api_client(settings)
     gc.collect()
     base = _rss_mb()
     _admin(url, "/_sim/requests", "DELETE")

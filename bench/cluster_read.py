@@ -38,7 +38,7 @@ from collections.abc import Sequence
 import kubernetes
 import urllib3
 
-from loadaware import cluster
+from loadaware import cluster, kube
 from loadaware.cluster import _live
 from loadaware.sim import _cluster, _server, scenarios
 
@@ -110,7 +110,7 @@ def _raw_pass(url: str, page_size: int, parse: bool) -> tuple[float, int, int]:
 
 def _models_pass(kubeconfig: pathlib.Path, page_size: int, total_pods: int) -> tuple[float, int]:
     """Seconds for the typed client path on the first pages of pods, and how many pods."""
-    client = cluster.api_client(cluster.ClientSettings(kubeconfig=str(kubeconfig)))
+    client = kube.api_client(kube.ClientSettings(kubeconfig=str(kubeconfig)))
     core = kubernetes.client.CoreV1Api(client)
     started = time.perf_counter()
     token = None
@@ -153,7 +153,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             rows.append(("raw HTTP (baseline)", seconds, f"{size / 1e6:.0f} MB"))
             seconds, _, _ = _raw_pass(url, args.page_size, parse=True)
             rows.append(("raw HTTP + json", seconds, ""))
-            settings = cluster.ClientSettings(kubeconfig=str(kubeconfig), page_size=args.page_size)
+            settings = kube.ClientSettings(kubeconfig=str(kubeconfig), page_size=args.page_size)
             started = time.perf_counter()
             state = cluster.read_cluster(settings)
             read_seconds = time.perf_counter() - started

@@ -41,9 +41,9 @@ def _build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"loadaware {__version__}")
     parser.add_argument(
         "--log-level",
-        default="WARNING",
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        help="the least severe log records written to standard error",
+        help="default: INFO for serve, and for run on a terminal (each step, eviction and "
+        "round result); else WARNING",
     )
     parser.add_argument(
         "--log-format",
@@ -257,15 +257,53 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _default_log_level(command: str) -> str:
+    # A service says what it does as it does it; `run` does so to a person watching
+    # it on a terminal (its progress), not to a CronJob's log; the offline commands
+    # print their result and nothing else.
+    if command == "serve" or (command == "run" and sys.stderr.isatty()):
+        return "INFO"
+    return "WARNING"
+
+
 def _configure_logging(level: str, fmt: str) -> None:
     handler = logging.StreamHandler(sys.stderr)
     if fmt == "json":
         handler.setFormatter(_JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(_TextFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger("loadaware")
     root.handlers[:] = [handler]
     root.setLevel(level)
+
+
+_STANDARD_FIELDS: frozenset[str] = frozenset(
+    [*vars(logging.makeLogRecord({})), "message", "asctime"]
+)
+
+
+class _TextFormatter(logging.Formatter):
+    """The message, then every `extra=` field as key=value (logfmt quoting), so that a
+    warning's reason, pod or node is never lost to the text format."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        fields = [
+            f"{key}={_logfmt(value)}"
+            for key, value in vars(record).items()
+            if key not in _STANDARD_FIELDS and value is not None
+        ]
+        if not fields:
+            return text
+        head, newline, rest = text.partition("\n")  # a traceback stays below the line
+        return f"{head} {' '.join(fields)}{newline}{rest}"
+
+
+def _logfmt(value: object) -> str:
+    text = str(value)
+    if text and not any(c in text for c in ' "=\\\n\t'):
+        return text
+    return json.dumps(text)
 
 
 class _JsonFormatter(logging.Formatter):
@@ -532,7 +570,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on bad flags, 0 on --help
         return int(exc.code or 0)
-    _configure_logging(args.log_level, args.log_format)
+    _configure_logging(args.log_level or _default_log_level(args.command), args.log_format)
     try:
         return _COMMANDS[args.command](args)
     except errors.LoadawareError as exc:

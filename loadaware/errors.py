@@ -10,13 +10,18 @@
     ├── RefusedError               exit 3  fail-closed refusal; `reference` is the stable
     │                                      reason code (stale-metrics, implausible-metrics, ...)
     └── ClusterError               exit 1  the cluster refused or failed a call
-        ├── ForbiddenError                 403: RBAC or admission denied the call
+        ├── UnreachableError               cluster-unreachable: no answer (connection
+        │                                  refused, TLS, timeout); the message names
+        │                                  the server and the cause
+        ├── UnauthorizedError              401 cluster-unauthorized: the credentials
+        ├── ForbiddenError                 403 cluster-forbidden: RBAC or admission
         ├── NotFoundError                  404: the object is gone
         ├── ConflictError                  409: the object changed under us
         └── TooManyRequestsError           429: a PodDisruptionBudget refused an eviction
 
 An infeasible plan is not an error: it is an empty Plan with a reason.
-Only the CLI wrapper turns these into exit codes.
+Only the CLI wrapper turns these into exit codes. The Kubernetes client's own
+exceptions become ClusterErrors in one place, loadaware.kube.
 """
 
 from __future__ import annotations
@@ -84,12 +89,37 @@ class RefusedError(LoadawareError):
 
 
 class ClusterError(LoadawareError):
+    """`status_code` and `details_kind`: the HTTP status and the kind a Status body's
+    details name (a create in a missing namespace names "namespaces"), when the API
+    server answered."""
+
     exit_code = 1
     reference = "cluster-error"
 
+    def __init__(
+        self,
+        message: str,
+        *,
+        reference: str | None = None,
+        hint: str | None = None,
+        status_code: int | None = None,
+        details_kind: str | None = None,
+    ):
+        super().__init__(message, reference=reference, hint=hint)
+        self.status_code = status_code
+        self.details_kind = details_kind
+
+
+class UnreachableError(ClusterError):
+    reference = "cluster-unreachable"
+
+
+class UnauthorizedError(ClusterError):
+    reference = "cluster-unauthorized"
+
 
 class ForbiddenError(ClusterError):
-    reference = "forbidden"
+    reference = "cluster-forbidden"
 
 
 class NotFoundError(ClusterError):

@@ -8,7 +8,8 @@ resolved (Pod -> ReplicaSet -> Deployment).
 Sources: raw objects from any client (`cluster_state_from_objects`), a
 `kubectl get -o yaml|json` dump (`load_cluster_file`, the CLI's `--cluster FILE`),
 a live API server through the official client (`read_cluster`), or a watched
-cache of it (`ClusterCache`: one list, then watches; rounds read memory).
+cache of it (`ClusterCache`: one list, then watches; rounds read memory). Both
+make their requests through loadaware.kube, the one client boundary.
 
 Limits:
 - Only cpu and memory requests are read; extended resources and ephemeral
@@ -24,13 +25,7 @@ Limits:
 from loadaware.cluster._cache import STALE_CACHE, ClusterCache
 from loadaware.cluster._convert import RawObject, cluster_state_from_objects
 from loadaware.cluster._file import load_cluster_file
-from loadaware.cluster._live import (
-    ClientSettings,
-    api_client,
-    read_cluster,
-    read_objects,
-    translate_api_exception,
-)
+from loadaware.cluster._live import read_cluster, read_objects
 from loadaware.cluster._types import (
     ClusterState,
     ContainerImage,
@@ -51,7 +46,6 @@ from loadaware.quantity import parse_quantity, to_bytes, to_millicores
 
 __all__ = [
     "STALE_CACHE",
-    "ClientSettings",
     "ClusterCache",
     "ClusterState",
     "ContainerImage",
@@ -68,7 +62,6 @@ __all__ = [
     "Toleration",
     "WeightedPodAffinityTerm",
     "Workload",
-    "api_client",
     "cluster_state_from_objects",
     "load_cluster_file",
     "parse_quantity",
@@ -76,5 +69,4 @@ __all__ = [
     "read_objects",
     "to_bytes",
     "to_millicores",
-    "translate_api_exception",
 ]

@@ -44,10 +44,18 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-import urllib3
 
+from loadaware import kube
 from loadaware.cluster import _convert, _live, _types
-from loadaware.errors import ClusterError, InputError, RefusedError
+from loadaware.errors import (
+    ClusterError,
+    ForbiddenError,
+    InputError,
+    LoadawareError,
+    RefusedError,
+    UnauthorizedError,
+    UnreachableError,
+)
 
 if TYPE_CHECKING:
     import kubernetes.client
@@ -88,6 +96,7 @@ class _Kind:
         self.relists: dict[str, int] = {}
         self.said: set[str] = set()  # causes already logged
         self.error: str | None = None  # why the last list failed, while it does
+        self.failure: LoadawareError | None = None  # the same, as the error it was
 
 
 class ClusterCache:
@@ -96,7 +105,7 @@ class ClusterCache:
     def __init__(
         self,
         client: kubernetes.client.ApiClient,
-        settings: _live.ClientSettings | None = None,
+        settings: kube.ClientSettings | None = None,
         *,
         watch_seconds: tuple[float, float] = WATCH_SECONDS,
         monotonic: Callable[[], float] = time.monotonic,
@@ -106,7 +115,8 @@ class ClusterCache:
     ) -> None:
         self._client = client
         self._sync_timeout = sync_timeout
-        self._settings = settings or _live.ClientSettings()
+        self._settings = settings or kube.ClientSettings()
+        self._server = kube.server_of(client)
         self._watch_seconds = watch_seconds
         self._monotonic = monotonic
         self._on_event = on_event or (lambda kind, type_: None)
@@ -118,6 +128,7 @@ class ClusterCache:
         self._responses: dict[str, Any] = {}  # kind -> the open watch response
         self._kinds = {path: _Kind(path) for path, _ in _live._LISTS}
         self._invalid: dict[str, str] = {}  # object -> why it cannot be read
+        self._said_alike: set[str] = set()  # failures logged, whatever the kind
         # Pods, and what their completion depends on.
         self._pods: dict[str, _PodEntry] = {}
         self._pods_by_namespace: dict[str, set[str]] = {}
@@ -166,11 +177,13 @@ class ClusterCache:
             return all(k.synced for k in self._kinds.values())
 
     def wait_synced(self, timeout: float | None = None) -> bool:
-        """True once every kind has been listed; False when `timeout` passed first."""
+        """True once every kind has been listed; False when `timeout` passed first, or
+        as soon as the first lists failed in a way that waiting does not mend
+        (`failure()` says how)."""
         deadline = None if timeout is None else self._monotonic() + timeout
         with self._changed:
             while not all(k.synced for k in self._kinds.values()):
-                if self._stop.is_set():
+                if self._stop.is_set() or self.failure() is not None:
                     return False
                 left = None if deadline is None else deadline - self._monotonic()
                 if left is not None and left <= 0:
@@ -194,9 +207,40 @@ class ClusterCache:
             return None
         return max(a for a in ages if a is not None)
 
+    def failure(self) -> RefusedError | None:
+        """Why the kinds not yet listed cannot be expected to be: a first list refused
+        for its credentials (401) or its permissions (403), or the first list of every
+        kind failed the same way (an unreachable server, a TLS failure). None while a
+        list may yet succeed. The lists go on being retried; a success clears it."""
+        with self._lock:
+            unsynced = [k for k in self._kinds.values() if not k.synced]
+            failures = [k.failure for k in unsynced]
+            refused = [f for f in failures if isinstance(f, UnauthorizedError | ForbiddenError)]
+            if refused:
+                cause = refused[0]
+            elif (
+                unsynced
+                and len(unsynced) == len(self._kinds)
+                and all(f is not None for f in failures)
+                and len({f.reference for f in failures if f is not None}) == 1
+            ):
+                cause = failures[0]
+            else:
+                return None
+        assert cause is not None
+        every = "" if refused else "every kind's first list failed: "
+        return RefusedError(
+            f"the cluster cache cannot list the cluster: {every}{cause}",
+            reference=cause.reference,
+            hint=cause.hint,
+        )
+
     def check_fresh(self, max_age: datetime.timedelta) -> None:
         """RefusedError (stale-cluster-cache) unless every kind is listed and younger
-        than `max_age`."""
+        than `max_age`; the cache's `failure()` when it has one."""
+        failure = self.failure()
+        if failure is not None:
+            raise failure
         bound = max_age.total_seconds()
         with self._lock:
             errors = {k.name: k.error for k in self._kinds.values() if k.error}
@@ -305,11 +349,15 @@ class ClusterCache:
     # --- the executor's reads, as the raw objects' fields it reads ---------------------
 
     def _listed(self, path: str) -> None:
-        """Wait for the kind's first list (up to the sync timeout): before it, an
-        absent object would read as gone."""
+        """Wait for the kind's first list (up to the sync timeout, or until the cache's
+        `failure()` says waiting is vain): before it, an absent object would read as
+        gone."""
         deadline = self._monotonic() + self._sync_timeout
         with self._changed:
             while not self._kinds[path].synced:
+                failure = self.failure()
+                if failure is not None:
+                    raise failure
                 left = deadline - self._monotonic()
                 if left <= 0 or self._stop.is_set():
                     raise ClusterError(
@@ -376,7 +424,15 @@ class ClusterCache:
             except ClusterError as exc:
                 with self._lock:
                     kind.error = f"{exc.reference}: {exc}"[:300]
-                self._say(kind, FAILED, kind.error)
+                    kind.failure = exc
+                    # Waiters may now see that every first list failed alike.
+                    self._changed.notify_all()
+                    # An unreachable server fails every kind alike: said once, not per kind.
+                    alike = f"{exc.reference}: {exc.message.partition(': ')[2]}"
+                    repeated = isinstance(exc, UnreachableError) and alike in self._said_alike
+                    self._said_alike.add(alike)
+                if not repeated:
+                    self._say(kind, FAILED, kind.error)
                 if cause is None and kind.synced:
                     cause = FAILED
                 self._stop.wait(pause)
@@ -414,6 +470,7 @@ class ClusterCache:
             kind.served = version is not None
             kind.synced = True
             kind.error = None
+            kind.failure = None
             kind.seen_at = self._monotonic()
             self._dirty = True
             self._changed.notify_all()
@@ -438,7 +495,7 @@ class ClusterCache:
                     cause = self._apply(kind, line)
                     if cause is not None:
                         return cause
-            except (urllib3.exceptions.HTTPError, OSError, _CutError) as exc:
+            except (*kube.CONNECTION_ERRORS, _CutError) as exc:
                 if self._stop.is_set():
                     return DROPPED
                 self._say(kind, DROPPED, f"{type(exc).__name__}: {exc}")
@@ -452,8 +509,6 @@ class ClusterCache:
         return DROPPED
 
     def _open_watch(self, kind: _Kind, timeout: float) -> Any:
-        import kubernetes.client
-
         settings = self._settings
         query: list[tuple[str, Any]] = [
             ("watch", "true"),
@@ -461,46 +516,20 @@ class ClusterCache:
             ("allowWatchBookmarks", "true"),
             ("timeoutSeconds", int(timeout)),
         ]
-        try:
-            method, url, headers, body, post = self._client.param_serialize(
-                "GET",
-                kind.path,
-                query_params=query,
-                header_params={"Accept": "application/json"},
-                auth_settings=["BearerToken"],
-            )
-            rest = self._client.call_api(
-                method,
-                url,
-                header_params=headers,
-                body=body,
-                post_params=post,
-                _request_timeout=(
-                    settings.connect_timeout_seconds,
-                    timeout + _READ_MARGIN_SECONDS,
-                ),
-            )
-        except kubernetes.client.ApiException as exc:
-            if int(exc.status or 0) == 410:
-                raise _GoneError() from exc
-            raise _live.translate_api_exception(exc, f"watching {kind.path}") from exc
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise ClusterError(
-                f"watching {kind.path}: the Kubernetes API is unreachable: "
-                f"{type(exc).__name__}: {exc}",
-                reference="cluster-unreachable",
-            ) from exc
-        response = rest.response
+        response = kube.raw_request(
+            self._client,
+            "GET",
+            kind.path,
+            query,
+            timeout=(settings.connect_timeout_seconds, timeout + _READ_MARGIN_SECONDS),
+            doing=f"watching {kind.path}",
+        )
         if response.status == 410:
             response.release_conn()
             raise _GoneError()
         if response.status >= 400:
-            data = response.read()
-            response.release_conn()
-            error = kubernetes.client.ApiException(
-                status=response.status, reason=response.reason, body=data.decode("utf-8", "replace")
-            )
-            raise _live.translate_api_exception(error, f"watching {kind.path}")
+            answer = kube.read_error(response)
+            raise kube.api_error(answer, f"watching {kind.path}", self._server)
         return response
 
     def _apply(self, kind: _Kind, line: bytes) -> str | None:
@@ -611,8 +640,12 @@ class ClusterCache:
             if cause in kind.said:
                 return
             kind.said.add(cause)
-        log.warning(
-            "cluster cache relists",
+            listed = kind.synced
+        # A compacted resourceVersion (410 Gone) is how the API server ends old
+        # watches: normal. A dropped stream or a failed call is worth a warning.
+        log.log(
+            logging.INFO if cause == EXPIRED else logging.WARNING,
+            "cluster cache relists" if listed else "cluster cache cannot list",
             extra={"kind": kind.name, "reason": f"{cause}: {detail}"[:300]},
         )
 

@@ -16,34 +16,27 @@ Politeness: requests are paced by a token bucket (`qps`, `burst`, as
 client-go's rate limiter), every request has a connect and a read timeout, and
 a failed page is retried at most `retries` times (429 with its Retry-After,
 5xx, dropped connections); an expired continue token (410) restarts that list
-once. Everything the client raises is translated here, once, into
-ClusterError (or ConflictError / TooManyRequestsError); configuration
-problems (no kubeconfig, unknown context) are InputError.
-
-Configuration: an explicit kubeconfig path, else in-cluster config when
-running in a pod (KUBERNETES_SERVICE_HOST), else the client's default
-kubeconfig ($KUBECONFIG, ~/.kube/config); `context` picks a kubeconfig context.
+once. Requests and their errors go through loadaware.kube (`raw_request`, one
+translation into the ClusterError family naming the server and the cause);
+the client's configuration is kube.api_client's (kube.ClientSettings).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import queue
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-import urllib3
 
-from loadaware import collector
+from loadaware import collector, kube
 from loadaware.cluster import _convert, _types
-from loadaware.errors import ClusterError, ConflictError, InputError, TooManyRequestsError
+from loadaware.errors import ClusterError, InputError, UnreachableError
+from loadaware.kube import ClientSettings
 
 # The client is imported where a call needs it: commands that read files never load it.
 if TYPE_CHECKING:
@@ -65,20 +58,6 @@ _LISTS: tuple[tuple[str, bool], ...] = (
 _PREFETCH_PAGES = 4
 _RETRYABLE = frozenset({429, 500, 502, 503, 504})
 _MAX_RETRY_AFTER = 10.0
-_ERROR_BODY_LIMIT = 300  # error bodies are quoted, truncated: never a whole object
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ClientSettings:
-    kubeconfig: str | None = None
-    context: str | None = None
-    in_cluster: bool | None = None  # None: when KUBERNETES_SERVICE_HOST is set and no kubeconfig
-    qps: float = 50.0
-    burst: int = 100
-    connect_timeout_seconds: float = 5.0
-    read_timeout_seconds: float = 60.0
-    page_size: int = 500
-    retries: int = 3
 
 
 class _TokenBucket:
@@ -105,39 +84,6 @@ class _TokenBucket:
             time.sleep(delay)
 
 
-def api_client(settings: ClientSettings | None = None) -> kubernetes.client.ApiClient:
-    """An ApiClient configured from the settings; InputError when no configuration is usable."""
-    import kubernetes
-
-    settings = settings or ClientSettings()
-    configuration = kubernetes.client.Configuration()
-    in_cluster = settings.in_cluster
-    if in_cluster is None:
-        in_cluster = settings.kubeconfig is None and "KUBERNETES_SERVICE_HOST" in os.environ
-    try:
-        if in_cluster:
-            kubernetes.config.load_incluster_config(client_configuration=configuration)
-        else:
-            kubernetes.config.load_kube_config(
-                config_file=settings.kubeconfig,
-                context=settings.context,
-                client_configuration=configuration,
-                persist_config=False,
-            )
-    except (kubernetes.config.ConfigException, OSError, TypeError, ValueError) as exc:
-        where = settings.kubeconfig or ("in-cluster config" if in_cluster else "default kubeconfig")
-        raise InputError(
-            f"cannot load Kubernetes configuration ({where}): {exc}",
-            hint="pass --kubeconfig PATH (and --context NAME), or run inside a pod",
-        ) from exc
-    # Retries are ours (bounded, paced); urllib3's own would hide failures.
-    configuration.retries = False
-    # The cluster cache holds one connection per watched kind; the round's own calls
-    # need theirs beside them, or each would open and drop a new one.
-    configuration.connection_pool_maxsize = max(configuration.connection_pool_maxsize or 0, 32)
-    return kubernetes.client.ApiClient(configuration)
-
-
 def read_cluster(
     settings: ClientSettings | None = None,
     *,
@@ -146,7 +92,7 @@ def read_cluster(
     """The cluster's nodes, pods, PDBs and workloads as a ClusterState."""
     settings = settings or ClientSettings()
     own = client is None
-    client = client or api_client(settings)
+    client = client or kube.api_client(settings)
     try:
         with collector.paused():
             objects = read_objects(settings, client=client)
@@ -321,8 +267,6 @@ def _get_page(
     limiter: _TokenBucket,
     token: str,
 ) -> bytes | None:
-    import kubernetes.client
-
     query: list[tuple[str, Any]] = [("limit", settings.page_size)]
     if token:
         query.append(("continue", token))
@@ -330,95 +274,43 @@ def _get_page(
     while True:
         limiter.wait()
         try:
-            method, url, headers, body, post = client.param_serialize(
+            response = kube.raw_request(
+                client,
                 "GET",
                 path,
-                query_params=query,
-                header_params={"Accept": "application/json"},
-                auth_settings=["BearerToken"],
+                query,
+                timeout=(settings.connect_timeout_seconds, settings.read_timeout_seconds),
+                doing=f"listing {path}",
             )
-            response = client.call_api(
-                method,
-                url,
-                header_params=headers,
-                body=body,
-                post_params=post,
-                _request_timeout=(settings.connect_timeout_seconds, settings.read_timeout_seconds),
-            )
-            data = response.read()
-            if response.status >= 400:
-                error = kubernetes.client.ApiException(
-                    status=response.status,
-                    reason=response.reason,
-                    body=data.decode("utf-8", "replace"),
-                )
-                error.headers = response.headers
-                raise error
-            return bytes(data)
-        except kubernetes.client.ApiException as exc:
-            status = int(exc.status or 0)
-            if status == 404 and path in _OPTIONAL_PATHS:
-                return None
-            if status == 410 and token:
-                raise _ExpiredError() from exc
-            if status in _RETRYABLE and attempt < settings.retries:
-                attempt += 1
-                time.sleep(_retry_delay(exc, attempt))
-                continue
-            raise translate_api_exception(exc, f"listing {path}") from exc
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            if response.status < 400:
+                with kube.translated(f"listing {path}", kube.server_of(client)):
+                    return bytes(response.read())
+        except UnreachableError:
             if attempt < settings.retries:
                 attempt += 1
                 time.sleep(0.2 * 2**attempt)
                 continue
-            raise ClusterError(
-                f"listing {path}: the Kubernetes API is unreachable: {type(exc).__name__}: {exc}",
-                reference="cluster-unreachable",
-            ) from exc
+            raise
+        answer = kube.read_error(response)
+        if answer.status == 404 and path in _OPTIONAL_PATHS:
+            return None
+        if answer.status == 410 and token:
+            raise _ExpiredError()
+        if answer.status in _RETRYABLE and attempt < settings.retries:
+            attempt += 1
+            time.sleep(_retry_delay(answer.headers, attempt))
+            continue
+        raise kube.api_error(answer, f"listing {path}", kube.server_of(client))
 
 
 _OPTIONAL_PATHS = frozenset(path for path, optional in _LISTS if optional)
 
 
-def _retry_delay(exc: kubernetes.client.ApiException, attempt: int) -> float:
-    headers = exc.headers or {}
-    after = headers.get("Retry-After") if hasattr(headers, "get") else None
+def _retry_delay(headers: Mapping[str, str], attempt: int) -> float:
+    after = headers.get("Retry-After")
     try:
         if after is not None:
             return min(float(after), _MAX_RETRY_AFTER)
     except ValueError:
         pass
     return 0.2 * 2**attempt
-
-
-def translate_api_exception(exc: kubernetes.client.ApiException, doing: str) -> ClusterError:
-    """One ApiException as loadaware's error, with the Status message (truncated)."""
-    status = int(exc.status or 0)
-    message = _status_message(exc)
-    text = f"{doing}: {status} {exc.reason or ''}: {message}".rstrip(": ")
-    if status == 409:
-        return ConflictError(text)
-    if status == 429:
-        return TooManyRequestsError(text)
-    if status in (401, 403):
-        return ClusterError(
-            text,
-            reference="cluster-forbidden",
-            hint="check the credentials and RBAC of the kubeconfig or service account",
-        )
-    return ClusterError(text)
-
-
-def _status_message(exc: kubernetes.client.ApiException) -> str:
-    body = exc.body
-    if isinstance(body, bytes):
-        body = body.decode("utf-8", "replace")
-    if not body:
-        return ""
-    try:
-        parsed = json.loads(body)
-    except ValueError:
-        return str(body)[:_ERROR_BODY_LIMIT]
-    if isinstance(parsed, dict) and isinstance(parsed.get("message"), str):
-        return parsed["message"][:_ERROR_BODY_LIMIT]
-    return str(body)[:_ERROR_BODY_LIMIT]

@@ -7,10 +7,12 @@ to its planned landing with a soft taint on the few nodes that would outscore
 it (the eviction's `steer` set), and verifies that replacements
 become Ready on cooler nodes, opening a circuit breaker when they do not. A
 suspend switch on the same ConfigMap stops every eviction at once.
+
+Its calls to the API server are loadaware.kube's (`Kube`, re-exported here as the
+evictor's client).
 """
 
 from loadaware.evict._executor import ExecutionReport, Executor, ReplacementReport
-from loadaware.evict._kube import Kube, RawObject
 from loadaware.evict._outcome import EvictionOutcome, record_outcome
 from loadaware.evict._state import (
     Breaker,
@@ -28,6 +30,7 @@ from loadaware.evict._taint import (
     remove_hotspot_taint,
     remove_leftover_taints,
 )
+from loadaware.kube import Kube, RawObject
 
 __all__ = [
     "HOTSPOT_TAINT_KEY",

@@ -46,8 +46,8 @@ from loadaware.errors import (
     TooManyRequestsError,
 )
 from loadaware.evict import _state, _taint
-from loadaware.evict._kube import Kube, RawObject
 from loadaware.evict._outcome import EvictionOutcome, Result, record_outcome
+from loadaware.kube import Kube, RawObject
 from loadaware.policy import LoadAwarePolicy
 
 log = logging.getLogger(__name__)
@@ -165,6 +165,7 @@ class Executor:
         self._poll = poll_seconds
         self._stop_requested = stop_requested or (lambda: None)
         self._carrying: set[str] = set()  # nodes carrying the steering taint now
+        self._planned = 0  # evictions in the plan being carried out
         self._control: plan.LandingControl | None = None
 
     def run(
@@ -180,6 +181,7 @@ class Executor:
         judged by whether its landing is good, not by whether it is the planned node."""
         report = ExecutionReport(round_id=self._round, dry_run=self._dry_run)
         self._control = control
+        self._planned = len(planned.evictions)
         if not planned.evictions:
             return report
         if not self._dry_run:
@@ -422,7 +424,13 @@ class Executor:
             landing_set=eviction.landing_set,
         )
         report.outcomes.append(outcome)
-        record_outcome(outcome, kube=self._kube, round_id=self._round, dry_run=self._dry_run)
+        record_outcome(
+            outcome,
+            kube=self._kube,
+            round_id=self._round,
+            dry_run=self._dry_run,
+            progress=f"{len(report.outcomes)}/{self._planned}",
+        )
 
     # Verifying ----------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from typing import Literal
 
 from prometheus_client import Counter
 
-from loadaware.evict._kube import Kube
+from loadaware.kube import Kube
 
 log = logging.getLogger(__name__)
 
@@ -46,11 +46,18 @@ class EvictionOutcome:
 
 
 def record_outcome(
-    outcome: EvictionOutcome, *, kube: Kube | None, round_id: str, dry_run: bool
+    outcome: EvictionOutcome,
+    *,
+    kube: Kube | None,
+    round_id: str,
+    dry_run: bool,
+    progress: str | None = None,
 ) -> None:
+    """`progress`: which planned eviction this was, "3/12", for the log line."""
     namespace, _, name = outcome.pod.partition("/")
     extra = {
         "round": round_id,
+        "progress": progress,
         "pod": outcome.pod,
         "namespace": namespace,
         "node": outcome.node,

@@ -42,7 +42,7 @@ from loadaware.errors import (
     NotFoundError,
     RefusedError,
 )
-from loadaware.evict._kube import Kube, RawObject
+from loadaware.kube import Kube, RawObject
 from loadaware.policy import LoadAwarePolicy
 
 # "released": a later round found the pod of an unanswered eviction still there,

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Iterable
 
 from loadaware.errors import ConflictError, ForbiddenError, NotFoundError, RefusedError
-from loadaware.evict._kube import Kube, RawObject
+from loadaware.kube import Kube, RawObject
 
 log = logging.getLogger(__name__)
 

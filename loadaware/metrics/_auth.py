@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import requests
 import requests.auth
 
-from loadaware.errors import RefusedError
+from loadaware import kube
+from loadaware.errors import ClusterError, RefusedError
 from loadaware.policy import PrometheusSource, SecretReference
 
 # (namespace, name, key) -> the decoded value of that key of the Secret.
@@ -155,16 +156,16 @@ def kubernetes_secret_reader(api_client: object) -> SecretReader:
     from kubernetes import client
 
     api = client.CoreV1Api(api_client)  # type: ignore[arg-type]
+    server = kube.server_of(api_client)
 
     def read(namespace: str, name: str, key: str) -> str:
         where = f"Secret {namespace}/{name} key {key}"
         try:
-            secret = api.read_namespaced_secret(name, namespace, _request_timeout=10)
-        except client.ApiException as exc:
-            # str(exc) includes response headers and body: keep to status and reason.
-            raise RefusedError(
-                f"cannot read {where}: HTTP {exc.status} {exc.reason}", reference=AUTH_FAILED
-            ) from None
+            with kube.translated(f"cannot read {where}", server):
+                secret = api.read_namespaced_secret(name, namespace, _request_timeout=10)
+        except ClusterError as exc:
+            # The translation quotes a Status message at most: never the Secret.
+            raise RefusedError(str(exc), reference=AUTH_FAILED) from exc
         data = secret.data or {}
         if key not in data:
             keys = ", ".join(sorted(data)) or "none"

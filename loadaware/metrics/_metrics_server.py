@@ -14,10 +14,14 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
-import urllib3.exceptions
-
-from loadaware import quantity
-from loadaware.errors import RefusedError
+from loadaware import kube, quantity
+from loadaware.errors import (
+    ClusterError,
+    ForbiddenError,
+    RefusedError,
+    UnauthorizedError,
+    UnreachableError,
+)
 from loadaware.metrics import _file
 from loadaware.metrics._types import Usage, UsageSample
 from loadaware.policy import MetricsSettings
@@ -112,29 +116,25 @@ class MetricsServerProvider:
 
         api = client.CustomObjectsApi(self._api_client)  # type: ignore[arg-type]
         try:
-            body = api.list_cluster_custom_object(
-                GROUP, VERSION, plural, _request_timeout=self._timeout
-            )
-        except client.ApiException as exc:
-            # str(exc) carries response headers and body; status and reason suffice.
+            with kube.translated(f"{GROUP}/{VERSION} {plural}", kube.server_of(self._api_client)):
+                body = api.list_cluster_custom_object(
+                    GROUP, VERSION, plural, _request_timeout=self._timeout
+                )
+        except UnreachableError as exc:
+            raise RefusedError(str(exc), reference="metrics-unreachable") from exc
+        except ClusterError as exc:
             reference = "metrics-query-failed"
-            if exc.status in (401, 403):
+            if isinstance(exc, UnauthorizedError | ForbiddenError):
                 reference = "metrics-auth-failed"
-            elif exc.status in (404, 502, 503, 504):
+            elif exc.status_code in (404, 502, 503, 504):
                 reference = "metrics-unreachable"  # the APIService is missing or down
             raise RefusedError(
-                f"{GROUP}/{VERSION} {plural}: HTTP {exc.status} {exc.reason}",
+                str(exc),
                 reference=reference,
                 hint="is metrics-server installed and its APIService Available?"
                 if reference == "metrics-unreachable"
                 else None,
-            ) from None
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise RefusedError(
-                f"cannot reach the Kubernetes API for {GROUP}/{VERSION} {plural}: "
-                f"{type(exc).__name__}",
-                reference="metrics-unreachable",
-            ) from None
+            ) from exc
         items = body.get("items") if isinstance(body, Mapping) else None
         if not isinstance(items, list) or not all(isinstance(i, Mapping) for i in items):
             raise RefusedError(

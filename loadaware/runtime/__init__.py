@@ -5,7 +5,6 @@ leader election, the service's own metrics)."""
 from loadaware.runtime._forecast import forecast_reader
 from loadaware.runtime._leader import AlwaysLeader, Elector, LeaseElector
 from loadaware.runtime._live import (
-    api_client_from,
     cache_check,
     cached_reader,
     live_round_context,
@@ -41,7 +40,6 @@ __all__ = [
     "Service",
     "SimulationResult",
     "Webhook",
-    "api_client_from",
     "build_service",
     "cache_check",
     "cached_reader",

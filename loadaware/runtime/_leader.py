@@ -27,34 +27,27 @@ it until a call succeeds again, so /status and /readyz can show it.
 from __future__ import annotations
 
 import datetime
-import json
 import logging
 import secrets
 import socket
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-import urllib3
-
-from loadaware import policy
+from loadaware import kube, policy
 from loadaware.errors import (
-    ClusterError,
     ConflictError,
+    ForbiddenError,
     LoadawareError,
     MissingNamespaceError,
     MissingPermissionError,
     NotFoundError,
 )
 
-if TYPE_CHECKING:
-    from kubernetes.client.exceptions import ApiException
-
 log = logging.getLogger(__name__)
 
 RawLease = dict[str, Any]
-ERROR_MESSAGE_MAX_CHARS = 300
 
 
 class Elector(Protocol):
@@ -100,78 +93,43 @@ class AlwaysLeader:
 
 
 class _LeaseApi:
-    """The three Lease calls, through the official client, errors translated once."""
+    """The Lease calls (kube.Leases), with the fix for what only the operator can fix."""
 
     def __init__(self, api_client: Any, namespace: str, name: str, timeout_seconds: float) -> None:
-        import kubernetes.client
-
-        self._api = kubernetes.client.CoordinationV1Api(api_client)
+        self._leases = kube.Leases(api_client, namespace, name, timeout_seconds)
         self._namespace = namespace
-        self._name = name
-        self._timeout = timeout_seconds
 
-    def _call(self, what: str, call: Callable[..., Any], *args: Any) -> RawLease:
-        from kubernetes.client.exceptions import ApiException
-
+    def _call(self, call: Callable[..., Any], *args: Any) -> Any:
         try:
-            response = call(*args, _preload_content=False, _request_timeout=self._timeout)
-            return json.loads(response.data)
-        except ApiException as exc:
-            raise self._translated(what, exc) from None
-        except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise ClusterError(
-                f"{what} lease {self._namespace}/{self._name}: API server unreachable "
-                f"({type(exc).__name__})",
-                reference="unreachable",
-            ) from None
-
-    def _translated(self, what: str, exc: ApiException) -> LoadawareError:
-        status = _status_body(exc)
-        reason = status.get("reason") or exc.reason or ""
-        message = str(status.get("message") or "")[:ERROR_MESSAGE_MAX_CHARS]
-        cause = f"{what} lease {self._namespace}/{self._name}: {exc.status} {reason}".strip()
-        if message:
-            cause += f": {message}"
-        details = status.get("details") or {}
-        if exc.status == 404 and details.get("kind") == "namespaces":
+            return call(*args)
+        except NotFoundError as exc:
+            if exc.details_kind != "namespaces":
+                raise
             # A create in a namespace that does not exist; a read there answers a
             # plain 404 for the Lease, which is not yet an error.
-            return MissingNamespaceError(
+            raise MissingNamespaceError(
                 f'namespace "{self._namespace}" not found: create it (kubectl create '
                 f"namespace {self._namespace}) or set serve.leaderElection.leaseNamespace"
-            )
-        if exc.status == 403:
-            return MissingPermissionError(
-                f"{cause}: grant get, create and update on coordination.k8s.io leases in "
+            ) from None
+        except ForbiddenError as exc:
+            raise MissingPermissionError(
+                f"{exc}: grant get, create and update on coordination.k8s.io leases in "
                 f"namespace {self._namespace} to the identity loadaware runs as (as "
                 "deploy/overlays/serve/leader-election.yaml does), or set "
                 "serve.leaderElection.enabled: false for a single replica"
-            )
-        error: type[ClusterError] = {404: NotFoundError, 409: ConflictError}.get(
-            exc.status or 0, ClusterError
-        )
-        return error(cause)
+            ) from None
 
     def read(self) -> RawLease | None:
-        try:
-            return self._call("read", self._api.read_namespaced_lease, self._name, self._namespace)
-        except NotFoundError:
-            return None
+        result: RawLease | None = self._call(self._leases.read)
+        return result
 
     def create(self, spec: dict[str, Any]) -> RawLease:
-        body = {
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "metadata": {"name": self._name, "namespace": self._namespace},
-            "spec": spec,
-        }
-        return self._call("create", self._api.create_namespaced_lease, self._namespace, body)
+        result: RawLease = self._call(self._leases.create, spec)
+        return result
 
     def replace(self, lease: RawLease) -> RawLease:
-        # metadata.resourceVersion is the one read: the API answers 409 if it moved on.
-        return self._call(
-            "update", self._api.replace_namespaced_lease, self._name, self._namespace, lease
-        )
+        result: RawLease = self._call(self._leases.replace, lease)
+        return result
 
 
 class LeaseElector:
@@ -272,10 +230,16 @@ class LeaseElector:
             previous, self._error = self._error, error
         if error == previous:
             return False
+        lease = f"{self._settings.lease_namespace}/{self._settings.lease_name}"
         if error is not None:
-            log.warning("leader election: lease call failed", extra={"reason": error})
+            log.warning(
+                "leader election: lease call failed", extra={"lease": lease, "reason": error}
+            )
         else:
-            log.warning("leader election: lease calls succeed again", extra={"reason": previous})
+            log.info(
+                "leader election: lease calls succeed again",
+                extra={"lease": lease, "reason": previous},
+            )
         return True
 
     def try_acquire_or_renew(self) -> bool:
@@ -344,9 +308,12 @@ class LeaseElector:
             changed = leading != self._leading
             self._leading = leading
         if changed:
-            log.warning(
+            log.info(
                 "leader election: now leading" if leading else "leader election: stopped leading",
-                extra={"reason": self.identity},
+                extra={
+                    "identity": self.identity,
+                    "lease": f"{self._settings.lease_namespace}/{self._settings.lease_name}",
+                },
             )
             if self._on_change is not None:
                 self._on_change(leading)
@@ -370,16 +337,10 @@ class LeaseElector:
             )
             lease["spec"] = spec
             self._api.replace(lease)
-            log.warning("leader election: lease released")
+            log.info(
+                "leader election: lease released",
+                extra={"lease": f"{self._settings.lease_namespace}/{self._settings.lease_name}"},
+            )
         except LoadawareError as exc:
             # The lease then expires by itself after leaseDuration.
             log.warning("leader election: could not release the lease", extra={"reason": str(exc)})
-
-
-def _status_body(exc: ApiException) -> dict[str, Any]:
-    """The Status object kube-apiserver sends with an error; {} for anything else."""
-    try:
-        body = json.loads(exc.body or "")
-    except (TypeError, ValueError):
-        return {}
-    return body if isinstance(body, dict) else {}

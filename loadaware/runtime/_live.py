@@ -16,9 +16,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import urllib3
-
-from loadaware import cluster, errors, evict, metrics, policy, report
+from loadaware import cluster, errors, evict, kube, metrics, policy, report
 from loadaware.runtime import _forecast, _metrics_dump, _round, _service_metrics
 
 if TYPE_CHECKING:
@@ -29,34 +27,15 @@ log = logging.getLogger(__name__)
 ClusterReader = Callable[[], cluster.ClusterState]
 
 
-def api_client_from(
-    kubeconfig: str | os.PathLike[str] | None = None, context: str | None = None
-) -> kubernetes.client.ApiClient:
-    """An ApiClient from `kubeconfig` (and `context`), else in-cluster config, else the
-    default kubeconfig (KUBECONFIG or ~/.kube/config)."""
-    return cluster.api_client(
-        cluster.ClientSettings(
-            kubeconfig=os.fspath(kubeconfig) if kubeconfig is not None else None,
-            context=context,
-        )
-    )
-
-
 def check_api(api: kubernetes.client.ApiClient) -> None:
-    """Raises ClusterError unless the API server answers a cheap authorised read."""
+    """Raises ClusterError unless the API server answers a cheap authorised read; the
+    error names the server and the cause (connection refused, TLS, 401, 403)."""
     import kubernetes.client
-    from kubernetes.client.exceptions import ApiException
 
-    try:
+    with kube.translated("listing nodes", kube.server_of(api)):
         kubernetes.client.CoreV1Api(api).list_node(
             limit=1, _preload_content=False, _request_timeout=5.0
         )
-    except ApiException as exc:
-        raise errors.ClusterError(f"API server answered {exc.status}") from None
-    except (urllib3.exceptions.HTTPError, OSError) as exc:
-        raise errors.ClusterError(
-            f"API server unreachable ({type(exc).__name__})", reference="unreachable"
-        ) from None
 
 
 def secret_reader(api: kubernetes.client.ApiClient) -> metrics.SecretReader:
@@ -167,7 +146,7 @@ def run_once(
         raise errors.InputError(
             "--forecast-horizon needs metrics.prometheus: a forecast is read from past weeks"
         )
-    client = api or api_client_from(kubeconfig, context)
+    client = api or kube.api_client(kubeconfig=kubeconfig, context=context)
     # The round plans from a watched cache, and the evictor's checks and waits read
     # it: one list of each kind, then events, whatever the number of evictions.
     cache = (
@@ -210,6 +189,7 @@ def run_once(
                 dry_run=dry_run,
                 forecast_horizon=forecast_horizon,
                 stop_requested=lambda: f"{terminated[0]} received" if terminated else None,
+                on_phase=lambda step: log.info("round step", extra={"step": step}),
             ),
         )
     finally:
@@ -218,4 +198,24 @@ def run_once(
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
     _service_metrics.observe_round(record, seen[0] if seen else None)
+    log_round_result(record)
     return record
+
+
+def log_round_result(record: report.RoundRecord, label: str = "") -> None:
+    """A round's result, one line at INFO, whatever its trigger: what it did of its
+    plan and, when it did not finish as planned, why."""
+    execution = record.execution
+    log.info(
+        "round result",
+        extra={
+            "round": record.round_id,
+            "trigger": record.trigger,
+            "label": label or None,
+            "status": record.status,
+            "evicted": execution.count("evicted") if execution else 0,
+            "planned": len(record.plan.evictions) if record.plan else 0,
+            "dry_run": record.dry_run,
+            "reason": record.reason or None,
+        },
+    )

@@ -12,22 +12,10 @@ import datetime
 import os
 from collections.abc import Callable
 
-from loadaware import cluster, errors, metrics, plan, policy
+from loadaware import cluster, errors, kube, metrics, plan, policy
 
 ClusterReader = Callable[[], cluster.ClusterState]
 ApiClientFactory = Callable[[], object]
-
-
-def kubernetes_api_client(
-    kubeconfig: str | os.PathLike[str] | None = None, context: str | None = None
-) -> object:
-    """An ApiClient from `kubeconfig` (and `context`), else in-cluster config, else
-    the default kubeconfig (KUBECONFIG or ~/.kube/config)."""
-    return cluster.api_client(
-        cluster.ClientSettings(
-            kubeconfig=os.fspath(kubeconfig) if kubeconfig else None, context=context
-        )
-    )
 
 
 def metrics_provider(
@@ -77,7 +65,7 @@ def dump_metrics(
     """The `metrics dump` round. The cluster comes from cluster_file, else read_cluster,
     else the live API (`kubeconfig` and `context`, as `run` reads them)."""
     settings = policy.load_policy(policy_file)
-    factory = api_client or (lambda: kubernetes_api_client(kubeconfig, context))
+    factory = api_client or (lambda: kube.api_client(kubeconfig=kubeconfig, context=context))
     if cluster_file is not None:
         state = cluster.load_cluster_file(cluster_file)
     elif read_cluster is not None:

@@ -9,7 +9,9 @@ webhook's authentication):
     GET  /healthz        the process is serving
     GET  /readyz         the cluster cache has listed every kind and is within its
                          bound, the Kubernetes API and the metrics source answer, the
-                         state namespace and ConfigMap are usable, lease calls succeed
+                         state namespace and ConfigMap are usable, lease calls succeed;
+                         answered at once from the checks' last answers (each runs
+                         on a thread of its own), never waiting for the cache
     GET  /status         JSON: running and recent rounds, next schedule fire
                          times, breaker, suspend switch and budget state, leadership,
                          the cluster cache (per kind: age, events, relists)
@@ -47,7 +49,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from loadaware import cluster, evict, metrics, plan, policy, report
+from loadaware import cluster, evict, kube, metrics, plan, policy, report
 from loadaware.errors import LoadawareError, PolicyError
 from loadaware.runtime import (
     _forecast_proof,
@@ -65,7 +67,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RECENT_ROUNDS = 20
-READY_CACHE_SECONDS = 5.0
+READY_CACHE_SECONDS = 5.0  # a check is run again at most this often
+# /readyz answers within this, whatever the checks do (a probe times out after 1 s
+# by default): a check still running keeps its last answer, a first one is pending.
+READY_WAIT_SECONDS = 0.5
+PENDING = "pending: no answer yet"
 # Request bodies other than the webhook's are not expected; any body we did not
 # read is drained up to this much so the client sees our answer rather than a
 # reset connection, and beyond it the connection is closed.
@@ -135,7 +141,9 @@ class Service:
         self._monotonic = monotonic
         self._run_round = run_round
         self._ready_checks = dict(ready_checks or {})
-        self._ready_cache: tuple[float, bool, dict[str, str]] | None = None
+        self._ready_answers: dict[str, str] = {}  # each check's last answer
+        self._ready_started: dict[str, float] = {}  # when each check last started
+        self._ready_running: dict[str, threading.Event] = {}  # set when it answers
         self._ready_said: dict[str, str] = {}  # each check's answer as last logged
         self._ready_lock = threading.Lock()
         self._lock = threading.Lock()  # guards _running, _recent, _stopping
@@ -281,6 +289,7 @@ class Service:
             if options.proof is not None and self.proofs is not None:
                 self.proofs.add(options.proof)
             summary = _summary(record, label)
+            _live.log_round_result(record, label)
         except Exception as exc:
             # The service outlives a broken round: log it, count it, go on.
             log.exception("round failed", extra={"round": options.round_id})
@@ -391,7 +400,7 @@ class Service:
             )
             self._cleaner.start()
         for name, at in self.schedules.next_runs().items():
-            log.warning(
+            log.info(
                 "schedule next run",
                 extra={"reason": f"{name}: {_rfc3339(at) or 'never'}"},
             )
@@ -452,21 +461,34 @@ class Service:
         self._refresh_suspension()
         return _service_metrics.render_metrics()
 
-    def readiness(self) -> tuple[bool, dict[str, str]]:
+    def readiness(self, wait: float = READY_WAIT_SECONDS) -> tuple[bool, dict[str, str]]:
+        """Whether the replica is ready, and each check's answer, within `wait` seconds
+        whatever the checks do. Each check runs on a thread of its own, started again
+        at most every READY_CACHE_SECONDS and never while it still runs; until its
+        first answer it reads as pending (not ready)."""
         now = self._monotonic()
-        cached = self._ready_cache
-        if cached is not None and now - cached[0] < READY_CACHE_SECONDS:
-            return cached[1], cached[2]
-        results: dict[str, str] = {}
-        for name, check in self._ready_checks.items():
-            try:
-                check()
-                results[name] = "ok"
-            except LoadawareError as exc:
-                results[name] = f"{exc.reference}: {exc}"[:300]
-            except Exception as exc:
-                results[name] = type(exc).__name__
-        self._say_changes(results)
+        with self._ready_lock:
+            for name, check in self._ready_checks.items():
+                started = self._ready_started.get(name)
+                if name in self._ready_running or (
+                    started is not None and now - started < READY_CACHE_SECONDS
+                ):
+                    continue
+                self._ready_started[name] = now
+                done = self._ready_running[name] = threading.Event()
+                threading.Thread(
+                    target=self._run_check,
+                    args=(name, check, done),
+                    name=f"ready-{name}",
+                    daemon=True,
+                ).start()
+            running = list(self._ready_running.values())
+        # Real time, not the injected clock: this bounds how long a probe waits.
+        deadline = time.monotonic() + wait
+        for done in running:
+            done.wait(max(0.0, deadline - time.monotonic()))
+        with self._ready_lock:
+            results = {name: self._ready_answers.get(name, PENDING) for name in self._ready_checks}
         leader = self.elector.status()
         if leader.get("enabled"):
             # The elector logs its own failures when they change.
@@ -474,8 +496,23 @@ class Service:
         ready = all(v == "ok" for v in results.values()) and not self.stopping
         if self.stopping:
             results["service"] = "shutting down"
-        self._ready_cache = (now, ready, results)
         return ready, results
+
+    def _run_check(self, name: str, check: Callable[[], None], done: threading.Event) -> None:
+        answer = "interrupted"
+        try:
+            check()
+            answer = "ok"
+        except LoadawareError as exc:
+            answer = f"{exc.reference}: {exc}"[:300]
+        except Exception as exc:
+            answer = type(exc).__name__
+        finally:
+            with self._ready_lock:
+                self._ready_answers[name] = answer
+                self._ready_running.pop(name, None)
+            done.set()
+        self._say_changes({name: answer})
 
     def _say_changes(self, results: Mapping[str, str]) -> None:
         """Log a check's answer when it changes: a cause that lasts is said once."""
@@ -484,7 +521,7 @@ class Service:
             self._ready_said.update(changed)
         for name, answer in sorted(changed.items()):
             if answer == "ok":
-                log.warning("readiness check passes again", extra={"reason": name})
+                log.info("readiness check passes again", extra={"check": name, "reason": name})
             else:
                 log.warning("readiness check failed", extra={"reason": f"{name}: {answer}"})
 
@@ -748,12 +785,12 @@ def serve(
     """Run until `stop` is set (the CLI sets it on SIGTERM or SIGINT), then shut down
     in order: triggers off, the running round finishes, lease released, HTTP closed."""
     with HttpServer(service, listen) as http_server:
-        log.warning("serving", extra={"reason": http_server.url})
+        log.info("listening", extra={"address": http_server.url})
         service.start_background()
         if ready is not None:
             ready(http_server)
         stop.wait()
-        log.warning("shutting down: no new rounds; waiting for the running one")
+        log.info("shutting down: no new rounds; waiting for the running one")
         service.stop()
 
 
@@ -813,12 +850,12 @@ def serve_policy(
 ) -> int:
     """`loadaware serve`: build everything from the policy and serve until SIGTERM/SIGINT."""
     settings = policy.load_policy(policy_file)
-    api = _live.api_client_from(kubeconfig, context)
+    api = kube.api_client(kubeconfig=kubeconfig, context=context)
     service = build_service(settings, api, identity=identity)
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: object) -> None:
-        log.warning("signal received", extra={"reason": signal.Signals(signum).name})
+        log.info("signal received", extra={"signal": signal.Signals(signum).name})
         stop.set()
 
     signal.signal(signal.SIGTERM, on_signal)

@@ -26,7 +26,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from loadaware import cluster, errors, evict, metrics, plan, policy, report
+from loadaware import cluster, errors, evict, kube, metrics, plan, policy, report
 from loadaware.runtime._metrics_dump import fetch_cluster_usage
 from loadaware.runtime._round import RoundContext, RoundOptions, run_round
 from loadaware.runtime._simulate import SimulationResult, result_after, unchanged_result
@@ -68,8 +68,8 @@ def simulate_through_api(
     live = settings.model_copy(update={"metrics": source, "dry_run": False})
     with server, tempfile.TemporaryDirectory(prefix="loadaware-sim-") as tmp:
         kubeconfig = server.write_kubeconfig(pathlib.Path(tmp) / "kubeconfig")
-        client_settings = cluster.ClientSettings(kubeconfig=str(kubeconfig))
-        client = cluster.api_client(client_settings)
+        client_settings = kube.ClientSettings(kubeconfig=str(kubeconfig))
+        client = kube.api_client(client_settings)
         try:
             provider = metrics.MetricsServerProvider(source, client)
             # loadaware's own namespace, where its state lives, as a deployment has it.
@@ -124,7 +124,7 @@ def _usage(
 
 
 def _settle(
-    server: Any, client_settings: cluster.ClientSettings, client: kubernetes.client.ApiClient
+    server: Any, client_settings: kube.ClientSettings, client: kubernetes.client.ApiClient
 ) -> None:
     """Move the simulated clock on until no pod is terminating, Pending on a node or unready."""
     for _ in range(_SETTLE_ROUNDS):

@@ -18,8 +18,7 @@ import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from loadaware import evict, policy
-from loadaware.runtime import _live
+from loadaware import evict, kube, policy
 
 if TYPE_CHECKING:
     import kubernetes.client
@@ -52,7 +51,7 @@ def set_suspended(
     """Suspend (True) or resume (False) evictions through the policy's state
     ConfigMap; returns where the switch is and how it now stands."""
     settings = policy.load_policy(policy_file)
-    client = api or _live.api_client_from(kubeconfig, context)
+    client = api or kube.api_client(kubeconfig=kubeconfig, context=context)
     store = evict.StateStore(evict.Kube(client), settings, clock)
     # A missing namespace or permission says so, with the fix, rather than as a 404.
     store.check_access(write=True)

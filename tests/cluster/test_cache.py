@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import kubernetes.client
 import pytest
 
-from loadaware import cluster, sim
-from loadaware.cluster import ClientSettings
+from loadaware import cluster, kube, sim
 from loadaware.errors import RefusedError
+from loadaware.kube import ClientSettings
 from tests.lib.cache import all_watching, caught_up
 from tests.lib.sim import sim_server
 
@@ -29,7 +29,7 @@ def server() -> Iterator[sim.SimServer]:
 @pytest.fixture
 def client(server: sim.SimServer, tmp_path: pathlib.Path) -> kubernetes.client.ApiClient:
     config = server.write_kubeconfig(tmp_path / "kubeconfig")
-    return cluster.api_client(ClientSettings(kubeconfig=str(config)))
+    return kube.api_client(ClientSettings(kubeconfig=str(config)))
 
 
 @pytest.fixture

@@ -347,7 +347,6 @@ def test_a_json_list_after_a_bom_is_read_item_by_item() -> None:
 def test_public_names() -> None:
     assert set(loadaware.cluster.__all__) == {
         "STALE_CACHE",
-        "ClientSettings",
         "ClusterCache",
         "ClusterState",
         "ContainerImage",
@@ -364,7 +363,6 @@ def test_public_names() -> None:
         "Toleration",
         "WeightedPodAffinityTerm",
         "Workload",
-        "api_client",
         "cluster_state_from_objects",
         "load_cluster_file",
         "parse_quantity",
@@ -372,7 +370,6 @@ def test_public_names() -> None:
         "read_objects",
         "to_bytes",
         "to_millicores",
-        "translate_api_exception",
     }
     for name in loadaware.cluster.__all__:
         assert getattr(loadaware.cluster, name) is not None

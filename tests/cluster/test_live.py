@@ -5,7 +5,7 @@ Covered: the same ClusterState as the loader gives for the served objects
 (nodes, pods with requests, owners and workloads, PDBs, workloads, priority
 classes, namespace labels); pagination with small pages; a kubeconfig context
 chosen by name; retries of 500, 429 and dropped connections, and a
-ClusterError when they persist; 401 as ClusterError `cluster-forbidden`; a bearer
+ClusterError when they persist; 401 as UnauthorizedError `cluster-unauthorized`; a bearer
 token from the kubeconfig; a missing kubeconfig as InputError; and the
 acceptance check: `loadaware plan` on a `kubectl get -o json` dump of the
 simulated API gives the same plan as on the scenario's own file.
@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from loadaware import cli, cluster, errors, sim
+from loadaware import cli, cluster, errors, kube, sim
 from loadaware.sim import scenarios
 from tests.lib.sim import KUBECTL, NOW, kubectl, sim_server
 
@@ -41,8 +41,8 @@ def fresh(tmp_path: pathlib.Path) -> Iterator[tuple[sim.SimServer, pathlib.Path]
         yield server, server.write_kubeconfig(tmp_path / "config")
 
 
-def _settings(config: pathlib.Path, **kw: object) -> cluster.ClientSettings:
-    return cluster.ClientSettings(kubeconfig=str(config), **kw)  # type: ignore[arg-type]
+def _settings(config: pathlib.Path, **kw: object) -> kube.ClientSettings:
+    return kube.ClientSettings(kubeconfig=str(config), **kw)  # type: ignore[arg-type]
 
 
 def test_reads_the_same_state_as_the_loader(served: tuple[sim.SimServer, pathlib.Path]) -> None:
@@ -125,13 +125,13 @@ def test_token_auth(tmp_path: pathlib.Path) -> None:
         config.write_text(yaml.safe_dump(document))
         with pytest.raises(errors.ClusterError) as caught:
             cluster.read_cluster(_settings(config))
-        assert caught.value.reference == "cluster-forbidden"
+        assert caught.value.reference == "cluster-unauthorized"
         assert "wrong" not in str(caught.value)
 
 
 def test_missing_kubeconfig_is_bad_input(tmp_path: pathlib.Path) -> None:
     with pytest.raises(errors.InputError):
-        cluster.read_cluster(cluster.ClientSettings(kubeconfig=str(tmp_path / "none")))
+        cluster.read_cluster(kube.ClientSettings(kubeconfig=str(tmp_path / "none")))
 
 
 @pytest.mark.skipif(not pathlib.Path(KUBECTL).exists(), reason="kubectl not installed")

@@ -21,6 +21,10 @@ the verb and the resource, so a static scan maps each one to a permission
   object get; POST create, PUT update, PATCH patch, DELETE delete. A path
   that is not a literal or a module constant is taken to be any of the
   module's string literals that look like API paths (a table of lists).
+- A function that passes its own parameters to param_serialize as the method
+  and the path (loadaware.kube.raw_request) is a raw-request helper: each call
+  of it is mapped as above, where it is called, from the arguments given
+  there; the param_serialize inside it maps to nothing by itself.
 - loadaware/sim is left out: it serves the API and never runs in a cluster.
 """
 
@@ -368,17 +372,97 @@ def _asks_to_watch(call: ast.Call, parents: dict[ast.AST, ast.AST]) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class RawHelper:
+    """A function that hands its `method` and `path` parameters to param_serialize."""
+
+    name: str
+    method: tuple[int, str]  # the parameter's position and name
+    path: tuple[int, str]
+
+
+def _raw_helpers_in(tree: ast.Module) -> dict[str, RawHelper]:
+    helpers: dict[str, RawHelper] = {}
+    for function in tree.body:
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        params = [a.arg for a in function.args.args]
+        for node in ast.walk(function):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "param_serialize"
+                and len(node.args) >= 2
+                and all(isinstance(a, ast.Name) and a.id in params for a in node.args[:2])
+            ):
+                continue
+            method, path = (a.id for a in node.args[:2])  # type: ignore[attr-defined]
+            helpers[function.name] = RawHelper(
+                function.name, (params.index(method), method), (params.index(path), path)
+            )
+    return helpers
+
+
+@cache
+def raw_helpers(package: pathlib.Path = PACKAGE) -> dict[str, RawHelper]:
+    """Every raw-request helper of the package, by function name."""
+    helpers: dict[str, RawHelper] = {}
+    for path in sorted(package.rglob("*.py")):
+        helpers.update(_raw_helpers_in(ast.parse(path.read_text(), filename=str(path))))
+    return helpers
+
+
+def _helper_call_permissions(
+    helper: RawHelper, call: ast.Call, tree: ast.Module, parents: dict[ast.AST, ast.AST], where: str
+) -> set[Permission]:
+    def argument(position: int, name: str) -> ast.expr:
+        expr = next((k.value for k in call.keywords if k.arg == name), None)
+        if expr is None and len(call.args) > position:
+            expr = call.args[position]
+        if expr is None:
+            raise ScanError(f"{where}: {helper.name} without {name}")
+        return expr
+
+    methods = _string_values(argument(*helper.method), call, tree, parents)
+    try:
+        paths = _string_values(argument(*helper.path), call, tree, parents)
+    except ScanError:
+        paths = _api_paths(tree)
+        if not paths:
+            raise
+    permissions = {permission_of_path(m, p) for m in methods for p in paths}
+    if _asks_to_watch(call, parents):
+        permissions = {
+            Permission(p.group, p.resource, "watch") if p.verb == "list" else p for p in permissions
+        }
+    return permissions
+
+
 def scan_file(path: pathlib.Path) -> Iterator[ApiCall]:
     tree = ast.parse(path.read_text(), filename=str(path))
     parents = _parents(tree)
     here = _instantiated(tree)
     every = api_classes()
+    helpers = raw_helpers()
+    defined_here = _raw_helpers_in(tree)
     relative = str(path.relative_to(ROOT))
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name in helpers:
+                where = f"{relative}:{node.lineno}"
+                found = _helper_call_permissions(helpers[name], node, tree, parents, where)
+                for permission in sorted(found):
+                    yield ApiCall(relative, node.lineno, "ApiClient", name, permission)
+            continue
         if not isinstance(node, ast.Attribute):
             continue
         call = parents.get(node)
         if node.attr == "param_serialize" and isinstance(call, ast.Call) and call.func is node:
+            function = _enclosing_function(node, parents)
+            if function is not None and function.name in defined_here:
+                continue  # a helper: its calls carry the permissions
             where = f"{relative}:{node.lineno}"
             for permission in sorted(_raw_request_permissions(call, tree, parents, where)):
                 yield ApiCall(relative, node.lineno, "ApiClient", node.attr, permission)

@@ -109,6 +109,17 @@ def test_the_scan_finds_calls_known_to_be_in_the_code(calls: list[rbac_scan.ApiC
     assert Permission("apps", "replicasets", "watch") in found
 
 
+def test_lists_and_watches_are_found_where_they_are_made(calls: list[rbac_scan.ApiCall]) -> None:
+    # They go through loadaware.kube's raw_request: the scan maps each call of it in
+    # the module that makes it, from the paths given there.
+    assert "raw_request" in rbac_scan.raw_helpers()
+    made = {(call.path, call.permission) for call in calls if call.method == "raw_request"}
+    assert ("loadaware/cluster/_live.py", Permission("", "pods", "list")) in made
+    assert ("loadaware/cluster/_cache.py", Permission("", "pods", "watch")) in made
+    assert ("loadaware/cluster/_cache.py", Permission("batch", "jobs", "watch")) in made
+    assert not any(call.path.startswith("loadaware/kube/_rest") for call in calls)
+
+
 def test_nodes_are_written_only_by_patch_which_the_base_grants(
     calls: list[rbac_scan.ApiCall],
 ) -> None:

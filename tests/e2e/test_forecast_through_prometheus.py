@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from loadaware import cluster, evict, metrics, plan, policy, report, runtime
+from loadaware import cluster, evict, kube, metrics, plan, policy, report, runtime
 from loadaware.runtime import _forecast_proof
 from tests.lib import builders
 from tests.lib import prometheus as lib
@@ -289,7 +289,7 @@ def test_scheduled_round_plans_ahead_through_run_round(
     state = backfilled.state
     with sim_server("small") as server:
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
-        client = cluster.api_client(cluster.ClientSettings(kubeconfig=str(kubeconfig)))
+        client = kube.api_client(kube.ClientSettings(kubeconfig=str(kubeconfig)))
         provider = metrics.PrometheusProvider(settings.metrics)
         forecaster = metrics.PrometheusForecaster(settings.metrics)
         context = runtime.RoundContext(

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from loadaware import cluster, errors, evict, policy, sim
+from loadaware import errors, evict, kube, policy, sim
 from tests.lib.live import metrics_server_policy
 from tests.lib.sim import NOW, call, sim_server
 
@@ -36,7 +36,7 @@ def server():
 
 def _kube(server: sim.SimServer, tmp_path: pathlib.Path) -> evict.Kube:
     kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
-    return evict.Kube(cluster.api_client(cluster.ClientSettings(kubeconfig=str(kubeconfig))))
+    return evict.Kube(kube.api_client(kube.ClientSettings(kubeconfig=str(kubeconfig))))
 
 
 def _create_namespace(server: sim.SimServer, name: str = "loadaware") -> None:

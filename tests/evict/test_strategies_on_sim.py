@@ -17,7 +17,7 @@ from typing import Any
 import kubernetes.client
 import pytest
 
-from loadaware import report, runtime, sim
+from loadaware import kube, report, runtime, sim
 from tests.lib.live import live_context, metrics_server_policy
 from tests.lib.sim import NOW, is_ready, pods_of
 
@@ -113,12 +113,9 @@ def _label(server, name: str, disk: str, tmp_path) -> None:
 
 
 def _client(server, tmp_path):
-    from loadaware import cluster
-    from loadaware.cluster import ClientSettings
+    from loadaware.kube import ClientSettings
 
-    return cluster.api_client(
-        ClientSettings(kubeconfig=str(server.write_kubeconfig(tmp_path / "kc")))
-    )
+    return kube.api_client(ClientSettings(kubeconfig=str(server.write_kubeconfig(tmp_path / "kc"))))
 
 
 def _policy(**overrides: Any):

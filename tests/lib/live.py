@@ -21,8 +21,8 @@ from typing import Any
 import kubernetes.client
 import pytest
 
-from loadaware import cluster, evict, metrics, policy, runtime, sim
-from loadaware.cluster import ClientSettings
+from loadaware import cluster, evict, kube, metrics, policy, runtime, sim
+from loadaware.kube import ClientSettings
 from tests.lib import alertmanager
 from tests.lib.cache import caught_up
 from tests.lib.prometheus import free_port
@@ -42,7 +42,7 @@ def live_context(
     **fields: Any,
 ) -> runtime.RoundContext:
     kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
-    client = cluster.api_client(ClientSettings(kubeconfig=str(kubeconfig)))
+    client = kube.api_client(ClientSettings(kubeconfig=str(kubeconfig)))
     # loadaware's own namespace, where its state ConfigMap lives, as a deployment has it.
     namespaces = kubernetes.client.CoreV1Api(client)
     if settings.state.namespace not in {n.metadata.name for n in namespaces.list_namespace().items}:
@@ -81,7 +81,7 @@ def cached_live_context(
     and then waits until the cache has heard of everything that changed."""
     base = live_context(server, tmp_path, settings, **fields)
     kubeconfig = tmp_path / "kubeconfig"
-    client = cluster.api_client(ClientSettings(kubeconfig=str(kubeconfig)))
+    client = kube.api_client(ClientSettings(kubeconfig=str(kubeconfig)))
     with cluster.ClusterCache(client) as cache:
         assert cache.wait_synced(60), "the cluster cache did not sync"
 
@@ -113,7 +113,7 @@ def prometheus_context(
     node can be read and Prometheus holds a whole rate window of samples: before
     that, rate() sees only part of its window and reads low."""
     kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
-    client = cluster.api_client(ClientSettings(kubeconfig=str(kubeconfig)))
+    client = kube.api_client(ClientSettings(kubeconfig=str(kubeconfig)))
     provider = metrics.PrometheusProvider(settings.metrics)
 
     def read_usage(state: cluster.ClusterState) -> metrics.Usage:

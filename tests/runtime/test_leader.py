@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from loadaware import policy, runtime, sim
+from loadaware import kube, policy, runtime, sim
 from tests.lib.prometheus import free_port
 
 FAST = policy.LeaderElectionSettings.model_validate(
@@ -62,8 +62,8 @@ def test_two_candidates_one_leader_and_release(
     sim_api: tuple[sim.SimServer, pathlib.Path],
 ) -> None:
     server, kubeconfig = sim_api
-    a = runtime.LeaseElector(runtime.api_client_from(kubeconfig), FAST, identity="a")
-    b = runtime.LeaseElector(runtime.api_client_from(kubeconfig), FAST, identity="b")
+    a = runtime.LeaseElector(kube.api_client(kubeconfig=kubeconfig), FAST, identity="a")
+    b = runtime.LeaseElector(kube.api_client(kubeconfig=kubeconfig), FAST, identity="b")
     assert a.try_acquire_or_renew() is True
     assert b.try_acquire_or_renew() is False
     spec = lease(server)
@@ -101,7 +101,7 @@ def test_leader_that_cannot_renew_steps_down_within_the_renew_deadline(
     server, kubeconfig = sim_api
     changes: list[bool] = []
     a = runtime.LeaseElector(
-        runtime.api_client_from(kubeconfig), FAST, identity="a", on_change=changes.append
+        kube.api_client(kubeconfig=kubeconfig), FAST, identity="a", on_change=changes.append
     )
     a.start()
     try:

@@ -20,7 +20,7 @@ import kubernetes.client
 import pytest
 from prometheus_client import REGISTRY
 
-from loadaware import cli, cluster, sim
+from loadaware import cli, cluster, kube, sim
 
 POLICY = """\
 metrics:
@@ -200,7 +200,7 @@ def test_a_round_the_breaker_stops_is_partial_and_exits_1(
             return snapshot
         # Once planned, nowhere is left to schedule a replacement: the first one
         # stays Pending and opens the breaker before the second eviction.
-        client = cluster.api_client(cluster.ClientSettings(kubeconfig=str(kubeconfig)))
+        client = kube.api_client(kube.ClientSettings(kubeconfig=str(kubeconfig)))
         core = kubernetes.client.CoreV1Api(client)
         for node in snapshot.nodes:
             core.patch_node(node.name, {"spec": {"unschedulable": True}}, _preload_content=False)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from loadaware import cluster, policy, runtime, sim
+from loadaware import cluster, kube, policy, runtime, sim
 from loadaware.runtime import _serve
 from tests.lib.cache import all_watching, caught_up
 
@@ -49,7 +49,7 @@ def poll(condition: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
 class _Served:
     def __init__(self, server: sim.SimServer, tmp_path: pathlib.Path) -> None:
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
-        self.api = cluster.api_client(cluster.ClientSettings(kubeconfig=str(kubeconfig)))
+        self.api = kube.api_client(kube.ClientSettings(kubeconfig=str(kubeconfig)))
         self.service = runtime.build_service(policy.parse_policy(POLICY), self.api)
         self.http = runtime.HttpServer(self.service, "127.0.0.1:0").start()
         self.service.start_background()

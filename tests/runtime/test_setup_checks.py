@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from loadaware import cli, cluster, policy, runtime, sim
+from loadaware import cli, kube, policy, runtime, sim
 from loadaware.runtime import _serve
 from tests.lib.sim import call
 from tests.runtime.conftest import notification
@@ -179,7 +179,7 @@ def poll(condition: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
 class _Served:
     def __init__(self, server: sim.SimServer, tmp_path: pathlib.Path) -> None:
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
-        api = cluster.api_client(cluster.ClientSettings(kubeconfig=str(kubeconfig)))
+        api = kube.api_client(kube.ClientSettings(kubeconfig=str(kubeconfig)))
         self.service = runtime.build_service(
             policy.parse_policy(SERVE_POLICY), api, identity="replica-0"
         )

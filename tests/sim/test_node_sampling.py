@@ -29,7 +29,7 @@ import kubernetes.client
 import numpy as np
 import pytest
 
-from loadaware import cli, cluster, errors, plan, sim
+from loadaware import cli, cluster, errors, kube, plan, sim
 from loadaware.cluster import NodeSelectorTerm, Requirement
 from loadaware.sim import _node_sampling, _node_tree
 from tests.lib.builders import make_node, make_pod
@@ -343,9 +343,9 @@ def _serve(
 
 
 def _landing(config: pathlib.Path) -> str:
-    from loadaware.cluster import ClientSettings
+    from loadaware.kube import ClientSettings
 
-    core = kubernetes.client.CoreV1Api(cluster.api_client(ClientSettings(kubeconfig=str(config))))
+    core = kubernetes.client.CoreV1Api(kube.api_client(ClientSettings(kubeconfig=str(config))))
     created = _pod("web")
     del created["status"], created["metadata"]["creationTimestamp"]
     core.create_namespaced_pod("default", created)

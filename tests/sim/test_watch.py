@@ -18,8 +18,8 @@ import kubernetes.watch
 import pytest
 from kubernetes.client.exceptions import ApiException
 
-from loadaware import cluster, sim
-from loadaware.cluster import ClientSettings
+from loadaware import kube, sim
+from loadaware.kube import ClientSettings
 from tests.lib.sim import KUBECTL, sim_server
 
 
@@ -33,7 +33,7 @@ def server() -> Iterator[sim.SimServer]:
 @pytest.fixture
 def core(server: sim.SimServer, tmp_path: pathlib.Path) -> kubernetes.client.CoreV1Api:
     config = server.write_kubeconfig(tmp_path / "kubeconfig")
-    return kubernetes.client.CoreV1Api(cluster.api_client(ClientSettings(kubeconfig=str(config))))
+    return kubernetes.client.CoreV1Api(kube.api_client(ClientSettings(kubeconfig=str(config))))
 
 
 def _configmap(name: str, labels: dict[str, str] | None = None) -> dict[str, object]:

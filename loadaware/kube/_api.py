@@ -1,9 +1,11 @@
-"""The Kubernetes calls the evictor makes, through the official client.
+"""The typed Kubernetes calls loadaware makes through the official client: pods,
+evictions, nodes and their taints, namespaces, the state ConfigMap, Events (Kube)
+and the leader election's Lease (Leases).
 
-Library errors are translated here, once, into loadaware.errors: 404 ->
-NotFoundError, 409 -> ConflictError, 429 -> TooManyRequestsError, anything
-else (5xx, timeouts, refused connections) -> ClusterError. Error bodies are
-truncated and never carry request headers, so a token cannot leak through them.
+Errors are translated by loadaware.kube's one translation (`translated`): 401
+UnauthorizedError, 403 ForbiddenError, 404 NotFoundError, 409 ConflictError,
+429 TooManyRequestsError, no answer UnreachableError, anything else
+ClusterError; each names the call, the server and the cause, never a body.
 Objects are returned as raw JSON dicts (RawObject), as `kubectl -o json` prints them.
 
 With `reads` (the cluster cache), reads of pods, namespaces and the node list are
@@ -15,26 +17,17 @@ goes to the API server.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
-import urllib3
-
-from loadaware.errors import (
-    ClusterError,
-    ConflictError,
-    ForbiddenError,
-    NotFoundError,
-    TooManyRequestsError,
-)
+from loadaware.errors import NotFoundError
+from loadaware.kube._errors import server_of, translated
 
 if TYPE_CHECKING:
     import kubernetes.client
-    from kubernetes.client.exceptions import ApiException
 
 RawObject = dict[str, Any]
-ERROR_BODY_MAX_CHARS = 300
 
 
 class Reads(Protocol):
@@ -50,40 +43,9 @@ class Reads(Protocol):
 FIELD_MANAGER = "loadaware"
 
 
-@contextmanager
-def _translated(action: str) -> Iterator[None]:
-    from kubernetes.client.exceptions import ApiException
-
-    try:
-        yield
-    except ApiException as exc:
-        detail = _status_message(exc)
-        message = f"{action}: {exc.status} {exc.reason or ''} {detail}".strip()
-        error: type[ClusterError] = {
-            403: ForbiddenError,
-            404: NotFoundError,
-            409: ConflictError,
-            429: TooManyRequestsError,
-        }.get(exc.status or 0, ClusterError)
-        raise error(message) from exc
-    except (urllib3.exceptions.HTTPError, OSError) as exc:
-        raise ClusterError(
-            f"{action}: API server unreachable ({type(exc).__name__})", reference="unreachable"
-        ) from exc
-
-
-def _status_message(exc: ApiException) -> str:
-    """The message of a Status body, truncated; never the raw body of something else."""
-    try:
-        body = json.loads(exc.body or "")
-    except (TypeError, ValueError):
-        return ""
-    message = body.get("message", "") if isinstance(body, dict) else ""
-    return str(message)[:ERROR_BODY_MAX_CHARS]
-
-
 class Kube:
-    """Typed entry points for every call loadaware makes that changes or watches a cluster."""
+    """Typed entry points for the calls the evictor and its state make: pods,
+    evictions, nodes, namespaces, ConfigMaps and Events."""
 
     def __init__(
         self,
@@ -95,8 +57,12 @@ class Kube:
         import kubernetes.client
 
         self._core = kubernetes.client.CoreV1Api(api_client)
+        self._server = server_of(api_client)
         self._timeout = timeout_seconds
         self._reads = reads
+
+    def _translated(self, doing: str) -> AbstractContextManager[None]:
+        return translated(doing, self._server)
 
     @property
     def timeout_seconds(self) -> float:
@@ -115,7 +81,7 @@ class Kube:
         if self._reads is not None:
             return self._reads.read_pod(namespace, name)
         try:
-            with _translated(f"read pod {namespace}/{name}"):
+            with self._translated(f"read pod {namespace}/{name}"):
                 return self._raw(self._core.read_namespaced_pod, name, namespace)
         except NotFoundError:
             return None
@@ -123,7 +89,7 @@ class Kube:
     def list_pods(self, namespace: str, label_selector: str = "") -> list[RawObject]:
         if self._reads is not None:
             return self._reads.list_pods(namespace, label_selector)
-        with _translated(f"list pods in {namespace}"):
+        with self._translated(f"list pods in {namespace}"):
             body = self._raw(
                 self._core.list_namespaced_pod, namespace, label_selector=label_selector
             )
@@ -133,7 +99,7 @@ class Kube:
         """Every pod bound to `node`, in all namespaces (a field selector, one request)."""
         if self._reads is not None:
             return self._reads.list_node_pods(node)
-        with _translated(f"list pods on node {node}"):
+        with self._translated(f"list pods on node {node}"):
             body = self._raw(
                 self._core.list_pod_for_all_namespaces, field_selector=f"spec.nodeName={node}"
             )
@@ -165,7 +131,7 @@ class Kube:
             if delete_options
             else None,
         )
-        with _translated(f"evict pod {namespace}/{name}"):
+        with self._translated(f"evict pod {namespace}/{name}"):
             self._core.create_namespaced_pod_eviction(
                 name,
                 namespace,
@@ -180,11 +146,11 @@ class Kube:
     def list_nodes(self) -> list[RawObject]:
         if self._reads is not None:
             return self._reads.list_nodes()
-        with _translated("list nodes"):
+        with self._translated("list nodes"):
             return list(self._raw(self._core.list_node).get("items") or [])
 
     def read_node(self, name: str) -> RawObject:
-        with _translated(f"read node {name}"):
+        with self._translated(f"read node {name}"):
             return self._raw(self._core.read_node, name)
 
     def set_node_taints(
@@ -194,7 +160,7 @@ class Kube:
         (a JSON merge patch carrying metadata.resourceVersion is checked by the API).
         A dry run goes through authorization and admission and changes nothing."""
         patch = {"metadata": {"resourceVersion": resource_version}, "spec": {"taints": taints}}
-        with _translated(f"update taints of node {name}"):
+        with self._translated(f"update taints of node {name}"):
             self._core.patch_node(
                 name,
                 patch,
@@ -207,7 +173,7 @@ class Kube:
 
     def cordon_node(self, name: str) -> None:
         """spec.unschedulable: true, as `kubectl cordon` sets it."""
-        with _translated(f"cordon node {name}"):
+        with self._translated(f"cordon node {name}"):
             self._core.patch_node(
                 name,
                 {"spec": {"unschedulable": True}},
@@ -226,7 +192,7 @@ class Kube:
         grants list on namespaces (it reads their labels), not get."""
         if self._reads is not None:
             return self._reads.find_namespace(name)
-        with _translated(f"list namespaces (metadata.name={name})"):
+        with self._translated(f"list namespaces (metadata.name={name})"):
             body = self._raw(self._core.list_namespace, field_selector=f"metadata.name={name}")
         items = list(body.get("items") or [])
         return items[0] if items else None
@@ -235,13 +201,13 @@ class Kube:
 
     def read_config_map(self, namespace: str, name: str) -> RawObject | None:
         try:
-            with _translated(f"read configmap {namespace}/{name}"):
+            with self._translated(f"read configmap {namespace}/{name}"):
                 return self._raw(self._core.read_namespaced_config_map, name, namespace)
         except NotFoundError:
             return None
 
     def create_config_map(self, namespace: str, body: RawObject) -> RawObject:
-        with _translated(f"create configmap {namespace}/{body['metadata']['name']}"):
+        with self._translated(f"create configmap {namespace}/{body['metadata']['name']}"):
             return self._raw(
                 self._core.create_namespaced_config_map,
                 namespace,
@@ -255,7 +221,7 @@ class Kube:
         changes nothing."""
         name = body["metadata"]["name"]
         verb = "create" if create else "update"
-        with _translated(f"{verb} configmap {namespace}/{name} (dry run)"):
+        with self._translated(f"{verb} configmap {namespace}/{name} (dry run)"):
             if create:
                 self._core.create_namespaced_config_map(
                     namespace,
@@ -279,7 +245,7 @@ class Kube:
     def replace_config_map(self, namespace: str, body: RawObject) -> RawObject:
         """PUT with metadata.resourceVersion set: ConflictError if someone wrote in between."""
         name = body["metadata"]["name"]
-        with _translated(f"update configmap {namespace}/{name}"):
+        with self._translated(f"update configmap {namespace}/{name}"):
             return self._raw(
                 self._core.replace_namespaced_config_map,
                 name,
@@ -291,7 +257,52 @@ class Kube:
     # Events ---------------------------------------------------------------
 
     def create_event(self, namespace: str, body: RawObject) -> None:
-        with _translated(f"create event in {namespace}"):
+        with self._translated(f"create event in {namespace}"):
             self._core.create_namespaced_event(
                 namespace, body, _preload_content=False, _request_timeout=self._timeout
             )
+
+
+class Leases:
+    """The three calls of leader election on one coordination.k8s.io/v1 Lease."""
+
+    def __init__(
+        self,
+        api_client: kubernetes.client.ApiClient,
+        namespace: str,
+        name: str,
+        timeout_seconds: float,
+    ) -> None:
+        import kubernetes.client
+
+        self._api = kubernetes.client.CoordinationV1Api(api_client)
+        self._server = server_of(api_client)
+        self.namespace = namespace
+        self.name = name
+        self._timeout = timeout_seconds
+
+    def _call(self, what: str, call: Callable[..., Any], *args: Any) -> RawObject:
+        with translated(f"{what} lease {self.namespace}/{self.name}", self._server):
+            response = call(*args, _preload_content=False, _request_timeout=self._timeout)
+        return json.loads(response.data)
+
+    def read(self) -> RawObject | None:
+        try:
+            return self._call("read", self._api.read_namespaced_lease, self.name, self.namespace)
+        except NotFoundError:
+            return None
+
+    def create(self, spec: dict[str, Any]) -> RawObject:
+        body = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": self.name, "namespace": self.namespace},
+            "spec": spec,
+        }
+        return self._call("create", self._api.create_namespaced_lease, self.namespace, body)
+
+    def replace(self, lease: RawObject) -> RawObject:
+        # metadata.resourceVersion is the one read: the API answers 409 if it moved on.
+        return self._call(
+            "update", self._api.replace_namespaced_lease, self.name, self.namespace, lease
+        )
