@@ -204,9 +204,11 @@ def observe_round(record: report.RoundRecord, usage: metrics.Usage | None = None
         REFUSED.labels(refusal_code(record.reason)).inc()
         if refusal_code(record.reason) == evict.SuspendedError.reference:
             SUSPENDED.set(1)
-    elif record.execution is not None and record.execution.stopped == "breaker-open":
+    elif record.execution is not None and isinstance(
+        record.execution.stopped, evict.BreakerOpenError
+    ):
         # Planned, but the open breaker let nothing through: as refused as a stale round.
-        REFUSED.labels("breaker-open").inc()
+        REFUSED.labels(evict.BreakerOpenError.reference).inc()
     planned = record.plan
     if planned is not None and planned.nodes:
         counts = dict.fromkeys(NODE_CLASSES, 0)
@@ -243,7 +245,7 @@ def observe_round(record: report.RoundRecord, usage: metrics.Usage | None = None
     if execution is not None:
         if execution.breaker:
             BREAKER_OPEN.set(1)
-        if refusal_code(execution.stopped or "") == evict.SuspendedError.reference:
+        if isinstance(execution.stopped, evict.SuspendedError):
             SUSPENDED.set(1)
         for replacement in execution.replacements:
             if replacement.landing in ("source", "hot"):

@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from loadaware import evict, report, runtime
+from loadaware import evict, report
+from loadaware import round as rounds
 from tests.lib.live import live_context, metrics_server_policy
 from tests.lib.sim import call, sim_server
 
@@ -38,8 +39,8 @@ def _run(server, tmp_path, policy=None, *, sleep=None, phases=None) -> dict[str,
     policy = policy or metrics_server_policy()
     fields = {"sleep": sleep} if sleep is not None else {}
     context = live_context(server, tmp_path, policy, **fields)
-    options = runtime.RoundOptions(on_phase=phases.append if phases is not None else None)
-    record = runtime.run_round(policy, context, options)
+    options = rounds.RoundOptions(on_phase=phases.append if phases is not None else None)
+    record = rounds.run_round(policy, context, options).record
     return report.round_to_json(record)
 
 
@@ -103,10 +104,10 @@ def test_no_evidence_within_the_timeout_leaves_the_nodes_unverified(server, tmp_
             call(server, "POST", "/_sim/faults", {"path": "/apis/metrics.k8s.io", "status": 503})
         return read_usage(state)
 
-    record = runtime.run_round(
+    record = rounds.run_round(
         policy,
-        runtime.RoundContext(**{**context.__dict__, "read_usage": failing_after_the_evictions}),
-    )
+        rounds.RoundContext(**{**context.__dict__, "read_usage": failing_after_the_evictions}),
+    ).record
     audit = report.round_to_json(record)
     verification = audit["verification"]
     assert verification["verdict"].startswith("partly unverified"), verification["verdict"]
