@@ -375,7 +375,7 @@ class ClusterCache:
                 cause = self._watch_until_broken(kind)
             except ClusterError as exc:
                 with self._lock:
-                    kind.error = f"{exc.reference}: {exc}"[:300]
+                    kind.error = exc.summary()[:300]
                 self._say(kind, FAILED, kind.error)
                 if cause is None and kind.synced:
                     cause = FAILED
@@ -428,7 +428,7 @@ class ClusterCache:
                 self._say(kind, EXPIRED, "the resourceVersion is too old")
                 return EXPIRED
             except ClusterError as exc:
-                self._say(kind, FAILED, f"{exc.reference}: {exc}")
+                self._say(kind, FAILED, exc.summary())
                 return FAILED
             with self._lock:
                 self._responses[kind.path] = response
