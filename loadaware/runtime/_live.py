@@ -210,5 +210,5 @@ def run_once(
             cache.stop()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-    _service_metrics.observe_round(result.record, result.usage)
+    _service_metrics.observe_round(result)
     return result

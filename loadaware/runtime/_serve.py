@@ -270,7 +270,7 @@ class Service:
             if pools:
                 options = dataclasses.replace(options, source_nodes=self._pool_nodes(pools))
             result = self._run_round(self.settings, self._context, options)
-            _service_metrics.observe_round(result.record, result.usage)
+            _service_metrics.observe_round(result)
             if result.proof is not None and self.proofs is not None:
                 self.proofs.add(result.proof)
             summary = _summary(result.record, label)

@@ -19,7 +19,8 @@ import threading
 import prometheus_client
 from prometheus_client import Counter, Gauge, Histogram
 
-from loadaware import evict, metrics, report
+from loadaware import evict, report
+from loadaware import round as rounds
 
 REGISTRY = prometheus_client.REGISTRY
 NODE_CLASSES: tuple[str, ...] = ("hot", "cold", "normal", "excluded")
@@ -190,19 +191,21 @@ def _unix(moment: datetime.datetime) -> float:
     return moment.timestamp()
 
 
-def observe_round(record: report.RoundRecord, usage: metrics.Usage | None = None) -> None:
-    """Update the metrics from a finished round's record (and the usage it read)."""
+def observe_round(finished_round: rounds.RoundResult) -> None:
+    """Update the metrics from a finished round: its record, the error it ended
+    with, and the usage it read."""
+    record, usage, error = finished_round.record, finished_round.usage, finished_round.error
     trigger = record.trigger
     result = record.status if record.status in ROUND_RESULTS else "error"
     ROUNDS.labels(trigger, result).inc()
     finished = record.finished_at or record.started_at
     ROUND_DURATION.labels(trigger).observe(max((finished - record.started_at).total_seconds(), 0.0))
     LAST_ROUND.labels(result).set(_unix(finished))
-    if record.exit_code == 0 and result != "error":
+    if error is None and result != "error":
         LAST_SUCCESS.set(_unix(finished))
     if result == "refused":
-        REFUSED.labels(refusal_code(record.reason)).inc()
-        if refusal_code(record.reason) == evict.SuspendedError.reference:
+        REFUSED.labels(error.reference if error is not None else "unknown").inc()
+        if isinstance(error, evict.SuspendedError):
             SUSPENDED.set(1)
     elif record.execution is not None and isinstance(
         record.execution.stopped, evict.BreakerOpenError
@@ -269,12 +272,6 @@ def observe_state(breaker: evict.Breaker, now: datetime.datetime) -> None:
 def observe_suspension(suspension: evict.Suspension) -> None:
     """The suspend switch as the state ConfigMap has it (flipped by people, not rounds)."""
     SUSPENDED.set(1 if suspension.suspended else 0)
-
-
-def refusal_code(reason: str) -> str:
-    """The stable code a refusal starts with ("stale-metrics: node-a ..." -> stale-metrics)."""
-    code = reason.partition(":")[0].strip()
-    return code or "unknown"
 
 
 def solver_gap(objective: float | None, lower_bound: float | None) -> float | None:
