@@ -141,6 +141,17 @@ def run_round(
     return RoundResult(record=record, error=error, proof=round_.proof, usage=reads.first)
 
 
+@dataclass(frozen=True, kw_only=True)
+class _Planning:
+    """What a round planned on, and the plan."""
+
+    snapshot: cluster.ClusterState
+    current: metrics.Usage  # the moment's usage
+    usage: metrics.Usage  # as planned on: the forecast's, when planning ahead
+    planned: plan.Plan
+    at: datetime.datetime
+
+
 class _Round:
     """One round's steps; the only writer of its audit record."""
 
@@ -163,9 +174,22 @@ class _Round:
 
     def run(self) -> LoadawareError | None:
         """Plan and carry out the round; returns the error it ended with, or None."""
-        settings, context, options, record = self.settings, self.context, self.options, self.record
-        dry_run = self.dry_run
-        state = evict.StateStore(context.kube, settings, context.clock)
+        state = evict.StateStore(self.context.kube, self.settings, self.context.clock)
+        settled = self._open(state)
+        planning = self._plan(state, settled)
+        refusal = planning.planned.refusal
+        if refusal is not None:
+            raise RefusedError(refusal.message, reference=refusal.code)
+        self.record.status, self.record.reason = planning.planned.status, planning.planned.reason
+        if not planning.planned.evictions:
+            return None
+        return self._execute(state, planning)
+
+    def _open(self, state: evict.StateStore) -> dict[str, list[dict[str, str]]]:
+        """Before the round reads anything: its state can be kept, no suspension, no
+        open breaker, no taint a killed round left; returns what it settled of the
+        reservations earlier rounds left without an answer."""
+        settings, context, record, dry_run = self.settings, self.context, self.record, self.dry_run
         # A dry run writes no state and reads it as empty where the namespace is
         # missing, so only a round that evicts needs the namespace; both need to be
         # allowed to read the ConfigMap.
@@ -180,25 +204,27 @@ class _Round:
             record.leftover_taints_removed = cleaned
             if cleaned:
                 log.warning("removed leftover hotspot taints", extra={"node": ",".join(cleaned)})
-        if not dry_run:
-            # Refused, not a noop: nothing is done on purpose, the record and the
-            # refused-rounds metric say why, and a forgotten suspension shows up as
-            # rounds that stop succeeding. A dry run changes nothing, so it goes on,
-            # as it does with the breaker open: on-call can still see what would happen.
-            suspension = state.suspension()
-            if suspension.suspended:
-                raise evict.SuspendedError(suspension)
-            breaker = state.breaker()
-            if breaker.is_open(context.clock()):
-                until = evict.rfc3339(breaker.open_until)  # type: ignore[arg-type]
-                raise evict.BreakerOpenError(f"open until {until} after: {breaker.reason}")
+        if dry_run:
+            # A dry run changes nothing, so it goes on while suspended, as it does with
+            # the breaker open: on-call can still see what would happen. It writes
+            # nothing, so it settles nothing either.
+            return {"released": [], "assumedEvicted": []}
+        # Refused, not a noop: nothing is done on purpose, the record and the
+        # refused-rounds metric say why, and a forgotten suspension shows up as
+        # rounds that stop succeeding.
+        suspension = state.suspension()
+        if suspension.suspended:
+            raise evict.SuspendedError(suspension)
+        breaker = state.breaker()
+        if breaker.is_open(context.clock()):
+            until = evict.rfc3339(breaker.open_until)  # type: ignore[arg-type]
+            raise evict.BreakerOpenError(f"open until {until} after: {breaker.reason}")
         # Before the budgets are read, so that this round may use what was released.
-        # A dry run writes nothing, so it settles nothing either.
-        settled = (
-            _settle_pending(state, record)
-            if not dry_run
-            else {"released": [], "assumedEvicted": []}
-        )
+        return _settle_pending(state, record)
+
+    def _plan(self, state: evict.StateStore, settled: dict[str, list[dict[str, str]]]) -> _Planning:
+        """Read the inputs and plan on them."""
+        settings, context, options, record = self.settings, self.context, self.options, self.record
         self._phase("planning")
         snapshot = context.read_cluster()
         current = self.reads.moment(snapshot)
@@ -231,13 +257,16 @@ class _Round:
             else None,
         }
         self.proof = _forecast_proof.PendingProof.for_round(
-            options.round_id, snapshot, settings, planned, dry_run=dry_run
+            options.round_id, snapshot, settings, planned, dry_run=self.dry_run
         )
-        if planned.refusal is not None:
-            raise RefusedError(planned.refusal.message, reference=planned.refusal.code)
-        record.status, record.reason = planned.status, planned.reason
-        if not planned.evictions:
-            return None
+        return _Planning(
+            snapshot=snapshot, current=current, usage=usage, planned=planned, at=planned_at
+        )
+
+    def _execute(self, state: evict.StateStore, planning: _Planning) -> LoadawareError | None:
+        """Carry the plan out, verify relief and judge what the round did."""
+        settings, context, options, record = self.settings, self.context, self.options, self.record
+        dry_run = self.dry_run
         executor = evict.Executor(
             kube=context.kube,
             state=state,
@@ -252,8 +281,8 @@ class _Round:
         )
         recheck = _recheck.Rechecker(
             settings,
-            snapshot,
-            usage,
+            planning.snapshot,
+            planning.usage,
             read_usage=self.reads.planning,
             clock=context.clock,
             reuse_seconds=context.recheck_reuse_seconds,
@@ -264,10 +293,12 @@ class _Round:
         control = (
             None
             if dry_run
-            else plan.LandingControl.for_plan(snapshot, usage, settings, planned_at, planned)
+            else plan.LandingControl.for_plan(
+                planning.snapshot, planning.usage, settings, planning.at, planning.planned
+            )
         )
         self._phase("evicting")
-        execution = executor.run(planned, snapshot, recheck, control)
+        execution = executor.run(planning.planned, planning.snapshot, recheck, control)
         record.execution = execution
         # Before the relief check, which may open the breaker (and so set `stopped`)
         # on evidence about the moves, not on how far the round got.
@@ -278,14 +309,14 @@ class _Round:
             f"{len(evicted)} evicted, {execution.count('dry-run')} dry-run, "
             f"{execution.count('refused-pdb')} refused by PDBs, "
             f"{execution.count('skipped')} skipped"
-            + (f"; stopped: {stopped.summary()}" if stopped else "")
+            + (f"; stopped: {stopped.summary()}" if stopped is not None else "")
         )
         if evicted:
             # On the moment's usage: before the peak that is all there is to see.
-            self._verify_relief(snapshot, current, execution, executor)
+            self._verify_relief(planning.snapshot, planning.current, execution, executor)
         if not dry_run:
             # A dry run moves nothing: there is nothing relieved or left hot to judge.
-            self._judge(planned, execution, stopped)
+            self._judge(planning.planned, execution, stopped)
         # Fail-closed stops keep their refusal: the round refused to go on.
         if isinstance(stopped, RefusedError):
             return stopped
