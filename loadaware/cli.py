@@ -1,8 +1,12 @@
-"""The `loadaware` command: parse flags, call the runtime, map errors to exit codes.
+"""The `loadaware` command: parse flags, call the runtime, map outcomes to exit codes.
 
 Exit codes (DESIGN.md): 0 planned or nothing to do; 2 bad input; 3 refused to
 act (fail-closed); 1 anything else, a partial round among them (`run --once`
-that stopped evicting early or left hot nodes it planned to relieve).
+that stopped evicting early or left hot nodes it planned to relieve). They are
+chosen in one place, _exit_code: a command returns what it came to (nothing, a
+Plan, a RoundResult, or an error it has already reported) or raises a
+LoadawareError, and _run_wrapper turns either into the code, saying an error
+on stderr once.
 """
 
 from __future__ import annotations
@@ -12,16 +16,22 @@ import datetime
 import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import yaml
 
 from loadaware import __version__, cluster, errors, metrics, plan, policy, report, runtime
+from loadaware import round as rounds
 from loadaware.build_info import VERSION, revision
 
 log = logging.getLogger("loadaware")
 
 EXIT_OK, EXIT_ERROR, EXIT_BAD_INPUT, EXIT_REFUSED = 0, 1, 2, 3
+
+# What a command came to: nothing to report (None), a Plan, a round's result, or an
+# error it has already reported on its own output (a refused dump, a conversion
+# that is not equivalent).
+Outcome = plan.Plan | rounds.RoundResult | errors.LoadawareError | None
 
 
 def _parse_time(text: str) -> datetime.datetime:
@@ -320,18 +330,18 @@ class _JsonFormatter(logging.Formatter):
         return json.dumps(body, default=str)
 
 
-def _cmd_version(args: argparse.Namespace) -> int:
+def _cmd_version(args: argparse.Namespace) -> Outcome:
     sys.stdout.write(f"loadaware {VERSION} (revision {revision()})\n")
-    return EXIT_OK
+    return None
 
 
-def _cmd_validate(args: argparse.Namespace) -> int:
+def _cmd_validate(args: argparse.Namespace) -> Outcome:
     loaded = policy.load_policy(args.policy)
     sys.stdout.write(yaml.safe_dump(policy.dump_policy(loaded), sort_keys=False))
-    return EXIT_OK
+    return None
 
 
-def _cmd_convert(args: argparse.Namespace) -> int:
+def _cmd_convert(args: argparse.Namespace) -> Outcome:
     conversion = policy.load_descheduler_policy(args.from_descheduler)
     text = policy.render_conversion_yaml(conversion, source=args.from_descheduler)
     if args.output:
@@ -341,7 +351,9 @@ def _cmd_convert(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     sys.stderr.write(policy.render_issues_table(conversion.issues))
     # Written either way, so it can be reviewed; exit 2 says it is not equivalent as is.
-    return EXIT_BAD_INPUT if conversion.changes_behaviour else EXIT_OK
+    if conversion.changes_behaviour:
+        return errors.InputError("the converted policy is not equivalent as is")
+    return None
 
 
 def _print_plan(result: plan.Plan, output: str, all_nodes: bool, **extra: object) -> None:
@@ -353,11 +365,7 @@ def _print_plan(result: plan.Plan, output: str, all_nodes: bool, **extra: object
         sys.stdout.write(report.render_plan_table(result, all_nodes=all_nodes, **extra))  # type: ignore[arg-type]
 
 
-def _plan_exit_code(result: plan.Plan) -> int:
-    return EXIT_REFUSED if result.status == "refused" else EXIT_OK
-
-
-def _cmd_plan(args: argparse.Namespace) -> int:
+def _cmd_plan(args: argparse.Namespace) -> Outcome:
     now = args.now or datetime.datetime.now(datetime.UTC)
     result = runtime.plan_from_files(
         cluster_file=args.cluster,
@@ -370,10 +378,10 @@ def _cmd_plan(args: argparse.Namespace) -> int:
         forecast_horizon=args.forecast_horizon,
     )
     _print_plan(result, args.output, args.all_nodes)
-    return _plan_exit_code(result)
+    return result
 
 
-def _cmd_simulate(args: argparse.Namespace) -> int:
+def _cmd_simulate(args: argparse.Namespace) -> Outcome:
     from loadaware import sim  # only the CLI and runtime may reach the simulator
 
     settings = policy.load_policy(args.policy) if args.policy else policy.LoadAwarePolicy()
@@ -433,35 +441,29 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             )
         )
         sys.stdout.write(f"\nverdict: {result.verdict()}\n")
-    return _plan_exit_code(result.plan)
+    return result.plan
 
 
-def _cmd_metrics(args: argparse.Namespace) -> int:
-    try:
-        usage = runtime.dump_metrics(
-            policy_file=args.policy,
-            cluster_file=args.cluster,
-            kubeconfig=args.kubeconfig,
-            context=args.context,
-        )
-    except errors.RefusedError as exc:
-        # As in a plan's reason: the stable code first, then what to act on.
-        sys.stderr.write(f"refused: {exc.reference}: {exc}\n")
-        if exc.hint:
-            sys.stderr.write(f"hint: {exc.hint}\n")
-        return exc.exit_code
+def _cmd_metrics(args: argparse.Namespace) -> Outcome:
+    usage = runtime.dump_metrics(
+        policy_file=args.policy,
+        cluster_file=args.cluster,
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+    )
     metrics.write_metrics_file(usage, args.output or sys.stdout)
-    return EXIT_OK
+    return None
 
 
-def _cmd_run(args: argparse.Namespace) -> int:
-    record = runtime.run_once(
+def _cmd_run(args: argparse.Namespace) -> Outcome:
+    result = runtime.run_once(
         policy_file=args.policy,
         kubeconfig=args.kubeconfig,
         context=args.context,
         dry_run=True if args.dry_run else None,
         forecast_horizon=args.forecast_horizon,
     )
+    record = result.record
     audit = report.round_to_json(record)
     text = json.dumps(audit, indent=2) + "\n"
     if args.report:
@@ -474,7 +476,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         sys.stdout.write(report.render_round_table(record))
     elif not args.audit_file:
         sys.stdout.write(text)
-    if record.reason and record.exit_code != EXIT_OK:
+    if record.reason and result.error is not None:
         sys.stderr.write(f"{record.status}: {record.reason}\n")
     if args.pushgateway:
         try:
@@ -482,20 +484,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
         except OSError as exc:
             # The round's outcome stands; a lost push is reported, not turned into a failure.
             sys.stderr.write(f"warning: push to {args.pushgateway} failed: {exc}\n")
-    return record.exit_code
+    return result
 
 
-def _cmd_serve(args: argparse.Namespace) -> int:
-    return runtime.serve_policy(
+def _cmd_serve(args: argparse.Namespace) -> Outcome:
+    runtime.serve_policy(
         policy_file=args.policy,
         kubeconfig=args.kubeconfig,
         context=args.context,
         listen=args.listen,
         identity=args.identity,
     )
+    return None
 
 
-def _cmd_suspend(args: argparse.Namespace) -> int:
+def _cmd_suspend(args: argparse.Namespace) -> Outcome:
     state = runtime.set_suspended(
         args.command == "suspend",
         policy_file=args.policy,
@@ -505,10 +508,10 @@ def _cmd_suspend(args: argparse.Namespace) -> int:
         by=args.by,
     )
     sys.stdout.write(json.dumps(state, indent=2) + "\n")
-    return EXIT_OK
+    return None
 
 
-def _cmd_sim(args: argparse.Namespace) -> int:
+def _cmd_sim(args: argparse.Namespace) -> Outcome:
     from loadaware import sim  # only the CLI and runtime may reach the simulator
 
     if args.cluster and not args.metrics:
@@ -546,10 +549,10 @@ def _cmd_sim(args: argparse.Namespace) -> int:
         sys.stdout.flush()
 
     sim.serve(server, kubeconfig_out=args.kubeconfig_out, announce=announce)
-    return EXIT_OK
+    return None
 
 
-_COMMANDS = {
+_COMMANDS: dict[str, Callable[[argparse.Namespace], Outcome]] = {
     "sim": _cmd_sim,
     "run": _cmd_run,
     "serve": _cmd_serve,
@@ -571,13 +574,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on bad flags, 0 on --help
         return int(exc.code or 0)
     _configure_logging(args.log_level or _default_log_level(args.command), args.log_format)
+    return _run_wrapper(_COMMANDS[args.command], args)
+
+
+def _run_wrapper(command: Callable[[argparse.Namespace], Outcome], args: argparse.Namespace) -> int:
+    """Run a command; its outcome, or the error it raised, becomes the exit code. A
+    raised error is said here, once; anything else is a bug."""
     try:
-        return _COMMANDS[args.command](args)
+        outcome = command(args)
     except errors.LoadawareError as exc:
-        sys.stderr.write(f"error: {exc}\n")
-        if exc.hint:
-            sys.stderr.write(f"hint: {exc.hint}\n")
-        return exc.exit_code
+        _say_error(exc)
+        return _exit_code(exc)
     except KeyboardInterrupt:
         return EXIT_ERROR
     except Exception:
@@ -586,3 +593,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             "error: unexpected failure; run with --log-level DEBUG for the traceback\n"
         )
         return EXIT_ERROR
+    return _exit_code(outcome)
+
+
+def _exit_code(outcome: Outcome) -> int:
+    """The one place an outcome becomes an exit code."""
+    if isinstance(outcome, rounds.RoundResult):
+        outcome = outcome.error
+    if isinstance(outcome, plan.Plan):
+        return EXIT_REFUSED if outcome.refusal is not None else EXIT_OK
+    if isinstance(outcome, errors.LoadawareError):
+        # Each kind of error carries its code (the tree in errors.py); a round's
+        # audit record states the same one.
+        return outcome.exit_code
+    return EXIT_OK
+
+
+def _say_error(exc: errors.LoadawareError) -> None:
+    if isinstance(exc, errors.RefusedError):
+        # As in a plan's reason: the stable code first, then what to act on.
+        sys.stderr.write(f"refused: {exc.summary()}\n")
+    else:
+        sys.stderr.write(f"error: {exc}\n")
+    if exc.hint:
+        sys.stderr.write(f"hint: {exc.hint}\n")

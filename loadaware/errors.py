@@ -43,6 +43,10 @@ class LoadawareError(Exception):
     def __str__(self) -> str:
         return self.message
 
+    def summary(self) -> str:
+        """The error in one line, its stable code first: `{reference}: {message}`."""
+        return f"{self.reference}: {self}"
+
 
 class PolicyError(LoadawareError):
     """The policy is invalid. `problems` lists every problem found, one per field."""

@@ -423,7 +423,7 @@ class ClusterCache:
                 cause = self._watch_until_broken(kind)
             except ClusterError as exc:
                 with self._lock:
-                    kind.error = f"{exc.reference}: {exc}"[:300]
+                    kind.error = exc.summary()[:300]
                     kind.failure = exc
                     # Waiters may now see that every first list failed alike.
                     self._changed.notify_all()
@@ -485,7 +485,7 @@ class ClusterCache:
                 self._say(kind, EXPIRED, "the resourceVersion is too old")
                 return EXPIRED
             except ClusterError as exc:
-                self._say(kind, FAILED, f"{exc.reference}: {exc}")
+                self._say(kind, FAILED, exc.summary())
                 return FAILED
             with self._lock:
                 self._responses[kind.path] = response

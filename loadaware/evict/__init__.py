@@ -6,7 +6,9 @@ eviction just before it, paces evictions per workload, steers each replacement
 to its planned landing with a soft taint on the few nodes that would outscore
 it (the eviction's `steer` set), and verifies that replacements
 become Ready on cooler nodes, opening a circuit breaker when they do not. A
-suspend switch on the same ConfigMap stops every eviction at once.
+suspend switch on the same ConfigMap stops every eviction at once. The re-check
+before each eviction answers Proceed, Skip or Stop; why the executor stopped is
+an error (ExecutionReport.stopped), never a string to parse.
 
 Its calls to the API server are loadaware.kube's (`Kube`, re-exported here as the
 evictor's client).
@@ -14,6 +16,7 @@ evictor's client).
 
 from loadaware.evict._executor import ExecutionReport, Executor, ReplacementReport
 from loadaware.evict._outcome import EvictionOutcome, record_outcome
+from loadaware.evict._recheck import PROCEED, Proceed, Recheck, RecheckOutcome, Skip, Stop
 from loadaware.evict._state import (
     Breaker,
     BudgetExhaustedError,
@@ -23,6 +26,12 @@ from loadaware.evict._state import (
     Suspension,
     parse_rfc3339,
     rfc3339,
+)
+from loadaware.evict._stops import (
+    BreakerOpenedError,
+    BreakerOpenError,
+    EvictionFailedError,
+    StopRequestedError,
 )
 from loadaware.evict._taint import (
     HOTSPOT_TAINT_KEY,
@@ -34,16 +43,26 @@ from loadaware.kube import Kube, RawObject
 
 __all__ = [
     "HOTSPOT_TAINT_KEY",
+    "PROCEED",
     "Breaker",
+    "BreakerOpenError",
+    "BreakerOpenedError",
     "BudgetExhaustedError",
+    "EvictionFailedError",
     "EvictionOutcome",
     "EvictionRecord",
     "ExecutionReport",
     "Executor",
     "Kube",
+    "Proceed",
     "RawObject",
+    "Recheck",
+    "RecheckOutcome",
     "ReplacementReport",
+    "Skip",
     "StateStore",
+    "Stop",
+    "StopRequestedError",
     "SuspendedError",
     "Suspension",
     "add_hotspot_taint",

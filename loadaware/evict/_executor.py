@@ -41,11 +41,12 @@ from typing import Any, Literal
 from loadaware import cluster, plan
 from loadaware.errors import (
     ClusterError,
+    LoadawareError,
     NotFoundError,
     RefusedError,
     TooManyRequestsError,
 )
-from loadaware.evict import _state, _taint
+from loadaware.evict import _recheck, _state, _stops, _taint
 from loadaware.evict._outcome import EvictionOutcome, Result, record_outcome
 from loadaware.kube import Kube, RawObject
 from loadaware.policy import LoadAwarePolicy
@@ -67,9 +68,6 @@ Landing = Literal[
     "pending",
     "not-found",
 ]
-# Just-in-time re-check of an eviction against fresh data: None to go ahead,
-# "stop: <reason>" to end the round (metrics went stale), any other text to skip it.
-Recheck = Callable[[plan.Eviction], "str | None"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -102,7 +100,9 @@ class ExecutionReport:
     dry_run: bool
     outcomes: list[EvictionOutcome] = field(default_factory=list)
     replacements: list[ReplacementReport] = field(default_factory=list)
-    stopped: str | None = None  # why the round stopped evicting early
+    # Why the round stopped evicting early: a refusal (stale data, the suspend switch,
+    # the breaker found open) or another stop (see _stops); its summary() says it.
+    stopped: LoadawareError | None = None
     breaker: str | None = None  # why the breaker is open (opened now, or found open)
     tainted: list[str] = field(default_factory=list)  # every node that carried the taint
     untainted: list[str] = field(default_factory=list)  # taints removed, in order
@@ -111,6 +111,11 @@ class ExecutionReport:
 
     def count(self, result: Result) -> int:
         return sum(1 for o in self.outcomes if o.result == result)
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the round stopped evicting early, in words; None: it did not."""
+        return self.stopped.summary() if self.stopped is not None else None
 
 
 @dataclass(kw_only=True)
@@ -172,7 +177,7 @@ class Executor:
         self,
         planned: plan.Plan,
         snapshot: cluster.ClusterState,
-        recheck: Recheck,
+        recheck: _recheck.Recheck,
         control: plan.LandingControl | None = None,
     ) -> ExecutionReport:
         """Carry out the plan. With `control`, each move's landing set and steer set
@@ -190,9 +195,9 @@ class Executor:
                 report.breaker = (
                     f"open until {_state.rfc3339(breaker.open_until)}: {breaker.reason}"  # type: ignore[arg-type]
                 )
-                report.stopped = "breaker-open"
+                report.stopped = _stops.BreakerOpenError(report.breaker)
                 for e in planned.evictions:
-                    self._record(report, e, "skipped", "breaker-open")
+                    self._record(report, e, "skipped", _stops.BreakerOpenError.reference)
                 return report
         classes = {n.name: n.node_class for n in planned.nodes}
         pods = {p.key: p for p in snapshot.pods}
@@ -269,29 +274,30 @@ class Executor:
         planned: plan.Plan,
         pods: dict[str, cluster.Pod],
         classes: dict[str, str],
-        recheck: Recheck,
+        recheck: _recheck.Recheck,
         report: ExecutionReport,
     ) -> None:
         waiting: dict[str, _Waiting] = {}
         for eviction in planned.evictions:
-            if not report.stopped:
+            if report.stopped is None:
                 self._check_outstanding(waiting, classes, report)
-            if report.stopped:
-                self._record(report, eviction, "skipped", f"round stopped: {report.stopped}")
+            if report.stopped is not None:
+                self._record(report, eviction, "skipped", f"round stopped: {report.stop_reason}")
                 continue
             workload = eviction.workload or eviction.pod
             # Pacing: one pod per workload at a time.
             if workload in waiting and not self._verify(waiting.pop(workload), classes, report):
-                self._record(report, eviction, "skipped", f"round stopped: {report.stopped}")
+                self._record(report, eviction, "skipped", f"round stopped: {report.stop_reason}")
                 continue
             pod = pods.get(eviction.pod)
-            why = self._pod_changed(eviction, pod) or recheck(eviction)
-            if why is not None:
-                if why.startswith("stop: "):
-                    report.stopped = why.removeprefix("stop: ")
-                    self._record(report, eviction, "skipped", report.stopped)
-                else:
-                    self._record(report, eviction, "skipped", why)
+            changed = self._pod_changed(eviction, pod)
+            outcome = _recheck.Skip(changed) if changed is not None else recheck(eviction)
+            if isinstance(outcome, _recheck.Stop):
+                report.stopped = outcome.error
+                self._record(report, eviction, "skipped", outcome.error.summary())
+                continue
+            if isinstance(outcome, _recheck.Skip):
+                self._record(report, eviction, "skipped", outcome.reason)
                 continue
             assert pod is not None
             if self._control is not None:
@@ -347,7 +353,7 @@ class Executor:
                 self._record(report, eviction, "skipped", "budget", budget=exc.budget)
                 return None
             except _state.SuspendedError as exc:
-                report.stopped = f"{exc.reference}: {exc}"
+                report.stopped = exc
                 self._record(report, eviction, "skipped", exc.reference)
                 return None
         known = {p["metadata"]["uid"] for p in self._siblings(pod)}
@@ -370,7 +376,7 @@ class Executor:
         except ClusterError as exc:
             # 409, 5xx, a timeout: the eviction may or may not have happened, so the
             # reservation stays counted, and the round stops here.
-            report.stopped = f"eviction of {eviction.pod} failed: {exc.reference}"
+            report.stopped = _stops.EvictionFailedError(eviction.pod, exc)
             self._record(report, eviction, "failed", exc.reference)
             return None
         if self._dry_run:
@@ -454,7 +460,10 @@ class Executor:
                 or (node and self._judge(pending.eviction, node) is not None)
             ):
                 del waiting[workload]
-                if not self._verify(pending, classes, report, wait=False) or report.stopped:
+                if (
+                    not self._verify(pending, classes, report, wait=False)
+                    or report.stopped is not None
+                ):
                     return
 
     def _verify(
@@ -480,8 +489,8 @@ class Executor:
                 break
             if not wait or self._clock() >= deadline:
                 break
-            if self._stop_requested() is not None:
-                report.stopped = report.stopped or self._stop_requested()
+            if (stop := self._stop_requested()) is not None:
+                report.stopped = report.stopped or _stops.StopRequestedError(stop)
                 # Not verified, not failed: the round was told to stop.
                 return True
             self._sleep(self._poll)
@@ -571,14 +580,14 @@ class Executor:
             self._control.replacement_bound(waiting.eviction, node, self._clock())
         return found
 
-    def _stale(self) -> str | None:
+    def _stale(self) -> RefusedError | None:
         """Why the view of the cluster is too old to judge on, or None."""
         if self._check_view is None:
             return None
         try:
             self._check_view()
         except RefusedError as exc:
-            return f"{exc.reference}: {exc}"
+            return exc
         return None
 
     def _judge(self, eviction: plan.Eviction, node: str) -> str | None:
@@ -590,7 +599,7 @@ class Executor:
 
     def open_breaker(self, reason: str, report: ExecutionReport) -> None:
         report.breaker = reason
-        report.stopped = report.stopped or f"breaker opened: {reason}"
+        report.stopped = report.stopped or _stops.BreakerOpenedError(reason)
         if self._dry_run:
             return
         until = self._clock() + self._policy.verify.breaker_cooldown

@@ -15,7 +15,7 @@ class UsageSample:
     # staleness is judged from this.
     timestamp: datetime.datetime
     # The value reflects [timestamp - window, timestamp] (metrics-server's window);
-    # 0 where the source says nothing (see runtime/_relief for Prometheus' rate window).
+    # 0 where the source says nothing (see round/_relief for Prometheus' rate window).
     window_seconds: float = 0.0
     # Named resources (metrics.prometheus.resources) with a value and a sample time;
     # `timestamp` is then the oldest of all.

@@ -28,7 +28,15 @@ from loadaware.plan._scheduler import (
     scheduling_replacement,
     spread_filter_mask,
 )
-from loadaware.plan._types import POD_COUNT, RESOURCES, Eviction, NodeReport, Plan, SolverInfo
+from loadaware.plan._types import (
+    POD_COUNT,
+    RESOURCES,
+    Eviction,
+    NodeReport,
+    Plan,
+    Refusal,
+    SolverInfo,
+)
 
 __all__ = [
     "HOTSPOT_TAINT",
@@ -46,6 +54,7 @@ __all__ = [
     "Occupancy",
     "Plan",
     "PodVerdict",
+    "Refusal",
     "SolverInfo",
     "allocatable_names",
     "best_nodes",

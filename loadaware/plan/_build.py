@@ -30,6 +30,7 @@ from loadaware.plan._types import (
     Eviction,
     NodeReport,
     Plan,
+    Refusal,
     SolverInfo,
     SolverMethod,
 )
@@ -66,7 +67,11 @@ def build_plan(
             usage, _classify.node_scopes(cluster, policy.node_pools), policy.metrics, now
         )
     except RefusedError as exc:
-        return Plan(status="refused", reason=f"{exc.reference}: {exc.message}")
+        return Plan(
+            status="refused",
+            reason=exc.summary(),
+            refusal=Refusal(code=exc.reference, message=exc.message),
+        )
 
     table = classify_for_plan(cluster, usage, policy, verdict)
     profiles = _profiles.scoped_profiles(policy, cluster)

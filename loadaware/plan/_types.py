@@ -78,6 +78,15 @@ class ConsolidationReport:
     note: str = ""  # why fewer nodes than allowed, if so
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Refusal:
+    """Why a plan was refused, as data: the stable code (stale-metrics, ...) and
+    what to act on. The plan's reason reads `{code}: {message}`."""
+
+    code: str
+    message: str
+
+
 @dataclass(frozen=True, kw_only=True)
 class Plan:
     status: PlanStatus
@@ -94,3 +103,5 @@ class Plan:
     steering_would_relieve: int | None = None
     # Planned on a forecast (a schedule's `forecast`): what it was; None: on the moment's usage.
     forecast: ForecastInfo | None = None
+    # Set when status is "refused".
+    refusal: Refusal | None = None

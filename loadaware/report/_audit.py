@@ -130,7 +130,7 @@ def round_to_json(record: RoundRecord) -> dict[str, Any]:
             "modelError": model_error(record.relief),
             "verdict": round_verdict(record),
             "breaker": execution.breaker if execution else None,
-            "stopped": execution.stopped if execution else None,
+            "stopped": execution.stop_reason if execution else None,
             "landings": _landings(execution),
             "landingsOffPlan": sum(
                 1

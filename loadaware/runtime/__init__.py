@@ -1,8 +1,8 @@
-"""Runtime: wires rounds to their triggers: the CLI's offline commands and
-simulation, `run --once`, and `serve` (schedules, the Alertmanager webhook,
-leader election, the service's own metrics)."""
+"""Runtime: wires rounds (loadaware.round) to their triggers: `run --once`, and
+`serve` (schedules, the Alertmanager webhook, leader election, the service's own
+metrics and forecast proofs); also the CLI's offline commands, simulation and
+`metrics dump`."""
 
-from loadaware.runtime._forecast import forecast_reader
 from loadaware.runtime._leader import AlwaysLeader, Elector, LeaseElector
 from loadaware.runtime._live import (
     cache_check,
@@ -10,14 +10,8 @@ from loadaware.runtime._live import (
     live_round_context,
     run_once,
 )
-from loadaware.runtime._metrics_dump import dump_metrics, fetch_cluster_usage
-from loadaware.runtime._offline import (
-    plan_from_files,
-    timed_plan,
-    with_forecast_file,
-    with_solver,
-)
-from loadaware.runtime._round import RoundContext, RoundOptions, run_round
+from loadaware.runtime._metrics_dump import dump_metrics
+from loadaware.runtime._offline import plan_from_files, with_forecast_file, with_solver
 from loadaware.runtime._schedule import Schedules, crontab_day_of_week, next_fire_time
 from loadaware.runtime._serve import HttpServer, Service, build_service, serve, serve_policy
 from loadaware.runtime._service_metrics import observe_round, push_metrics
@@ -34,8 +28,6 @@ __all__ = [
     "LeaseElector",
     "RawAlert",
     "RawNotification",
-    "RoundContext",
-    "RoundOptions",
     "Schedules",
     "Service",
     "SimulationResult",
@@ -45,21 +37,17 @@ __all__ = [
     "cached_reader",
     "crontab_day_of_week",
     "dump_metrics",
-    "fetch_cluster_usage",
-    "forecast_reader",
     "live_round_context",
     "next_fire_time",
     "observe_round",
     "plan_from_files",
     "push_metrics",
     "run_once",
-    "run_round",
     "serve",
     "serve_policy",
     "set_suspended",
     "simulate_round",
     "simulate_through_api",
-    "timed_plan",
     "with_forecast_file",
     "with_solver",
 ]

@@ -212,7 +212,7 @@ class LeaseElector:
                 self.try_acquire_or_renew()
                 self._failed(None)
             except LoadawareError as exc:
-                self._failed(f"{exc.reference}: {exc}")
+                self._failed(exc.summary())
             except Exception as exc:
                 if self._failed(f"unexpected failure: {type(exc).__name__}"):
                     log.exception("leader election: unexpected failure")

@@ -7,7 +7,6 @@ and `serve` run unchanged against a real cluster, the simulated one, or stubs.
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import logging
 import os
@@ -17,7 +16,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from loadaware import cluster, errors, evict, kube, metrics, policy, report
-from loadaware.runtime import _forecast, _metrics_dump, _round, _service_metrics
+from loadaware import round as rounds
+from loadaware.runtime import _service_metrics
 
 if TYPE_CHECKING:
     import kubernetes.client
@@ -51,22 +51,22 @@ def live_round_context(
     clock: Callable[[], datetime.datetime] | None = None,
     poll_seconds: float = 1.0,
     cache: cluster.ClusterCache | None = None,
-) -> _round.RoundContext:
+) -> rounds.RoundContext:
     """The RoundContext of a live round against the cluster `api` talks to: with
     `cache`, the round plans from it and the evictor reads it (see cached_reader)."""
     now = clock or (lambda: datetime.datetime.now(datetime.UTC))
-    source = provider or _metrics_dump.metrics_provider(settings.metrics, lambda: api)
+    source = provider or rounds.metrics_provider(settings.metrics, lambda: api)
 
     def read_usage(state: cluster.ClusterState) -> metrics.Usage:
-        return _metrics_dump.fetch_cluster_usage(state, settings, source, now())
+        return rounds.fetch_cluster_usage(state, settings, source, now())
 
     read_forecast = None
     if settings.metrics.prometheus is not None:
         forecaster = metrics.PrometheusForecaster(settings.metrics, read_secret=secret_reader(api))
-        read_forecast = _forecast.forecast_reader(settings, forecaster)
+        read_forecast = rounds.forecast_reader(settings, forecaster)
     if cache is not None:
         check = cache_check(settings, cache)
-        return _round.RoundContext(
+        return rounds.RoundContext(
             kube=evict.Kube(api, reads=cache),
             read_cluster=read_cluster or cached_reader(settings, cache),
             read_usage=read_usage,
@@ -75,7 +75,7 @@ def live_round_context(
             check_cluster=check,
             read_forecast=read_forecast,
         )
-    return _round.RoundContext(
+    return rounds.RoundContext(
         kube=evict.Kube(api),
         read_cluster=read_cluster or (lambda: cluster.read_cluster(client=api)),
         read_usage=read_usage,
@@ -119,7 +119,7 @@ def metrics_check(
     clock: Callable[[], datetime.datetime] | None = None,
 ) -> Callable[[], None]:
     """A readiness check: the metrics source answers (any RefusedError says why not)."""
-    source = provider or _metrics_dump.metrics_provider(settings.metrics, lambda: api)
+    source = provider or rounds.metrics_provider(settings.metrics, lambda: api)
     now = clock or (lambda: datetime.datetime.now(datetime.UTC))
 
     def check() -> None:
@@ -138,8 +138,8 @@ def run_once(
     read_cluster: ClusterReader | None = None,
     provider: metrics.MetricsProvider | None = None,
     forecast_horizon: datetime.timedelta | None = None,
-) -> report.RoundRecord:
-    """`loadaware run --once`: one live round; the record says what happened.
+) -> rounds.RoundResult:
+    """`loadaware run --once`: one live round; its record says what happened.
     forecast_horizon: plan ahead, as a schedule with `forecast` does."""
     settings = policy.load_policy(policy_file)
     if forecast_horizon is not None and settings.metrics.prometheus is None:
@@ -159,13 +159,6 @@ def run_once(
     round_context = live_round_context(
         settings, client, read_cluster=read_cluster, provider=provider, cache=cache
     )
-    seen: list[metrics.Usage] = []
-
-    def read_usage(state: cluster.ClusterState) -> metrics.Usage:
-        usage = round_context.read_usage(state)
-        seen.append(usage)
-        return usage
-
     # A Job's pod gets SIGTERM when it is deleted or its node drains: stop evicting,
     # stop waiting, remove the round's taints and still print the record.
     terminated: list[str] = []
@@ -181,10 +174,10 @@ def run_once(
     if cache is not None:
         cache.start()
     try:
-        record = _round.run_round(
+        result = rounds.run_round(
             settings,
-            dataclasses.replace(round_context, read_usage=read_usage),
-            _round.RoundOptions(
+            round_context,
+            rounds.RoundOptions(
                 trigger="once",
                 dry_run=dry_run,
                 forecast_horizon=forecast_horizon,
@@ -197,9 +190,9 @@ def run_once(
             cache.stop()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-    _service_metrics.observe_round(record, seen[0] if seen else None)
-    log_round_result(record)
-    return record
+    _service_metrics.observe_round(result)
+    log_round_result(result.record)
+    return result
 
 
 def log_round_result(record: report.RoundRecord, label: str = "") -> None:

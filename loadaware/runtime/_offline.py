@@ -2,34 +2,12 @@
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import gc
 import os
-import time
 
 from loadaware import cluster, metrics, plan, policy
-from loadaware.runtime import _forecast
-
-
-def timed_plan(
-    state: cluster.ClusterState,
-    usage: metrics.Usage,
-    settings: policy.LoadAwarePolicy,
-    now: datetime.datetime,
-    *,
-    carried: plan.CarriedBudget = plan.NO_CARRIED_BUDGET,
-    source_nodes: frozenset[str] | None = None,
-) -> plan.Plan:
-    """build_plan with its wall time in solver.seconds (the planner itself has no clock)."""
-    started = time.perf_counter()
-    result = plan.build_plan(
-        state, usage, settings, now, carried=carried, source_nodes=source_nodes
-    )
-    seconds = time.perf_counter() - started
-    result = dataclasses.replace(result, solver=dataclasses.replace(result.solver, seconds=seconds))
-    # Planned on a forecast: the plan says so, and names what had none.
-    return _forecast.with_forecast_note(result, usage.forecast)
+from loadaware import round as rounds
 
 
 def with_solver(settings: policy.LoadAwarePolicy, solver: str | None) -> policy.LoadAwarePolicy:
@@ -63,7 +41,7 @@ def plan_from_files(
         usage = with_forecast_file(usage, settings, forecast_file, forecast_horizon)
     if freeze_loaded:
         gc.freeze()
-    return timed_plan(state, usage, settings, now)
+    return rounds.timed_plan(state, usage, settings, now)
 
 
 def with_forecast_file(

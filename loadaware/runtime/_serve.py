@@ -49,13 +49,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from loadaware import cluster, evict, kube, metrics, plan, policy, report
+from loadaware import cluster, evict, kube, plan, policy, report
+from loadaware import round as rounds
 from loadaware.errors import LoadawareError, PolicyError
 from loadaware.runtime import (
-    _forecast_proof,
+    _forecast_proofs,
     _leader,
     _live,
-    _round,
     _schedule,
     _service_metrics,
     _webhook,
@@ -79,7 +79,7 @@ DRAIN_MAX_BYTES = 16 * 1024 * 1024
 REQUEST_TIMEOUT_SECONDS = 30.0
 
 RoundRunner = Callable[
-    [policy.LoadAwarePolicy, _round.RoundContext, _round.RoundOptions], report.RoundRecord
+    [policy.LoadAwarePolicy, rounds.RoundContext, rounds.RoundOptions], rounds.RoundResult
 ]
 
 
@@ -121,14 +121,14 @@ class Service:
     def __init__(
         self,
         settings: policy.LoadAwarePolicy,
-        context: _round.RoundContext,
+        context: rounds.RoundContext,
         *,
         elector: _leader.Elector | None = None,
         read_secret: _webhook.SecretReader | None = None,
         ready_checks: Mapping[str, Callable[[], None]] | None = None,
         clock: Callable[[], datetime.datetime] = _utc_now,
         monotonic: Callable[[], float] = time.monotonic,
-        run_round: RoundRunner = _round.run_round,
+        run_round: RoundRunner = rounds.run_round,
         cache: cluster.ClusterCache | None = None,
     ) -> None:
         self.settings = settings
@@ -165,7 +165,9 @@ class Service:
             raise PolicyError("a schedule names a pool the policy does not have", problems=unknown)
         self.schedules = _schedule.Schedules(settings.schedules, self._on_schedule, clock=clock)
         # Rounds planned ahead are proved once their horizon has passed.
-        self.proofs = _forecast_proof.service_proofs(settings, clock=clock, read_secret=read_secret)
+        self.proofs = _forecast_proofs.service_proofs(
+            settings, clock=clock, read_secret=read_secret
+        )
         self.webhook = _webhook.Webhook(
             settings.serve.webhook,
             start_round=lambda nodes, group: self.try_start_round(
@@ -215,7 +217,7 @@ class Service:
                 return "not-leader"
             if not self._flight.acquire(blocking=False):
                 return "round-in-progress"
-            options = _round.RoundOptions(
+            options = rounds.RoundOptions(
                 trigger=trigger,
                 dry_run=dry_run,
                 source_nodes=source_nodes,
@@ -269,27 +271,18 @@ class Service:
         self._publish_next_runs()
 
     def _round_thread(
-        self, options: _round.RoundOptions, pools: list[str] | None, label: str
+        self, options: rounds.RoundOptions, pools: list[str] | None, label: str
     ) -> None:
-        seen: list[metrics.Usage] = []
-        read_usage = self._context.read_usage
-
-        def capture(state: cluster.ClusterState) -> metrics.Usage:
-            usage = read_usage(state)
-            seen.append(usage)
-            return usage
-
-        context = dataclasses.replace(self._context, read_usage=capture)
         summary: dict[str, Any]
         try:
             if pools:
-                options.source_nodes = self._pool_nodes(pools)
-            record = self._run_round(self.settings, context, options)
-            _service_metrics.observe_round(record, seen[0] if seen else None)
-            if options.proof is not None and self.proofs is not None:
-                self.proofs.add(options.proof)
-            summary = _summary(record, label)
-            _live.log_round_result(record, label)
+                options = dataclasses.replace(options, source_nodes=self._pool_nodes(pools))
+            result = self._run_round(self.settings, self._context, options)
+            _service_metrics.observe_round(result)
+            if result.proof is not None and self.proofs is not None:
+                self.proofs.add(result.proof)
+            summary = _summary(result.record, label)
+            _live.log_round_result(result.record, label)
         except Exception as exc:
             # The service outlives a broken round: log it, count it, go on.
             log.exception("round failed", extra={"round": options.round_id})
@@ -300,7 +293,11 @@ class Service:
                 "trigger": options.trigger,
                 "label": label,
                 "status": "error",
-                "reason": f"{getattr(exc, 'reference', type(exc).__name__)}: {exc}"[:300],
+                "reason": (
+                    exc.summary()
+                    if isinstance(exc, LoadawareError)
+                    else f"{type(exc).__name__}: {exc}"
+                )[:300],
                 "exitCode": 1,
             }
         finally:
@@ -327,7 +324,7 @@ class Service:
             store = evict.StateStore(self._context.kube, self.settings, self._clock)
             breaker = store.breaker()
         except LoadawareError as exc:
-            return {"error": f"{exc.reference}: {exc}"[:300]}
+            return {"error": exc.summary()[:300]}
         except Exception as exc:
             return {"error": type(exc).__name__}
         now = self._clock()
@@ -343,7 +340,7 @@ class Service:
             store = evict.StateStore(self._context.kube, self.settings, self._clock)
             suspension = store.suspension()
         except LoadawareError as exc:
-            return {"error": f"{exc.reference}: {exc}"[:300]}
+            return {"error": exc.summary()[:300]}
         except Exception as exc:
             return {"error": type(exc).__name__}
         _service_metrics.observe_suspension(suspension)
@@ -504,7 +501,7 @@ class Service:
             check()
             answer = "ok"
         except LoadawareError as exc:
-            answer = f"{exc.reference}: {exc}"[:300]
+            answer = exc.summary()[:300]
         except Exception as exc:
             answer = type(exc).__name__
         finally:

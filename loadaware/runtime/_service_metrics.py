@@ -19,7 +19,8 @@ import threading
 import prometheus_client
 from prometheus_client import Counter, Gauge, Histogram
 
-from loadaware import build_info, evict, metrics, report
+from loadaware import build_info, evict, report
+from loadaware import round as rounds
 
 REGISTRY = prometheus_client.REGISTRY
 NODE_CLASSES: tuple[str, ...] = ("hot", "cold", "normal", "excluded")
@@ -196,23 +197,27 @@ def _unix(moment: datetime.datetime) -> float:
     return moment.timestamp()
 
 
-def observe_round(record: report.RoundRecord, usage: metrics.Usage | None = None) -> None:
-    """Update the metrics from a finished round's record (and the usage it read)."""
+def observe_round(finished_round: rounds.RoundResult) -> None:
+    """Update the metrics from a finished round: its record, the error it ended
+    with, and the usage it read."""
+    record, usage, error = finished_round.record, finished_round.usage, finished_round.error
     trigger = record.trigger
     result = record.status if record.status in ROUND_RESULTS else "error"
     ROUNDS.labels(trigger, result).inc()
     finished = record.finished_at or record.started_at
     ROUND_DURATION.labels(trigger).observe(max((finished - record.started_at).total_seconds(), 0.0))
     LAST_ROUND.labels(result).set(_unix(finished))
-    if record.exit_code == 0 and result != "error":
+    if error is None and result != "error":
         LAST_SUCCESS.set(_unix(finished))
     if result == "refused":
-        REFUSED.labels(refusal_code(record.reason)).inc()
-        if refusal_code(record.reason) == evict.SuspendedError.reference:
+        REFUSED.labels(error.reference if error is not None else "unknown").inc()
+        if isinstance(error, evict.SuspendedError):
             SUSPENDED.set(1)
-    elif record.execution is not None and record.execution.stopped == "breaker-open":
+    elif record.execution is not None and isinstance(
+        record.execution.stopped, evict.BreakerOpenError
+    ):
         # Planned, but the open breaker let nothing through: as refused as a stale round.
-        REFUSED.labels("breaker-open").inc()
+        REFUSED.labels(evict.BreakerOpenError.reference).inc()
     planned = record.plan
     if planned is not None and planned.nodes:
         counts = dict.fromkeys(NODE_CLASSES, 0)
@@ -249,7 +254,7 @@ def observe_round(record: report.RoundRecord, usage: metrics.Usage | None = None
     if execution is not None:
         if execution.breaker:
             BREAKER_OPEN.set(1)
-        if refusal_code(execution.stopped or "") == evict.SuspendedError.reference:
+        if isinstance(execution.stopped, evict.SuspendedError):
             SUSPENDED.set(1)
         for replacement in execution.replacements:
             if replacement.landing in ("source", "hot"):
@@ -273,12 +278,6 @@ def observe_state(breaker: evict.Breaker, now: datetime.datetime) -> None:
 def observe_suspension(suspension: evict.Suspension) -> None:
     """The suspend switch as the state ConfigMap has it (flipped by people, not rounds)."""
     SUSPENDED.set(1 if suspension.suspended else 0)
-
-
-def refusal_code(reason: str) -> str:
-    """The stable code a refusal starts with ("stale-metrics: node-a ..." -> stale-metrics)."""
-    code = reason.partition(":")[0].strip()
-    return code or "unknown"
 
 
 def solver_gap(objective: float | None, lower_bound: float | None) -> float | None:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from loadaware import cluster, metrics, plan, policy
-from loadaware.runtime._offline import timed_plan
+from loadaware import round as rounds
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,7 +50,7 @@ def simulate_round(
     settings: policy.LoadAwarePolicy,
     now: datetime.datetime,
 ) -> SimulationResult:
-    planned = timed_plan(state, usage, settings, now)
+    planned = rounds.timed_plan(state, usage, settings, now)
     if planned.status != "planned":
         return unchanged_result(planned)
 

@@ -27,8 +27,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from loadaware import cluster, errors, evict, kube, metrics, plan, policy, report
-from loadaware.runtime._metrics_dump import fetch_cluster_usage
-from loadaware.runtime._round import RoundContext, RoundOptions, run_round
+from loadaware import round as rounds
 from loadaware.runtime._simulate import SimulationResult, result_after, unchanged_result
 
 if TYPE_CHECKING:
@@ -77,16 +76,18 @@ def simulate_through_api(
             state = cluster.read_cluster(client_settings, client=client)
 
             def read_usage(snapshot: cluster.ClusterState) -> metrics.Usage:
-                return fetch_cluster_usage(snapshot, live, provider, server.clock.now())
+                return rounds.fetch_cluster_usage(snapshot, live, provider, server.clock.now())
 
-            context = RoundContext(
+            context = rounds.RoundContext(
                 kube=evict.Kube(client),
                 read_cluster=lambda: cluster.read_cluster(client_settings, client=client),
                 read_usage=read_usage,
                 clock=server.clock.now,
                 sleep=server.advance,
             )
-            record = run_round(live, context, RoundOptions(trigger="simulate", dry_run=False))
+            record = rounds.run_round(
+                live, context, rounds.RoundOptions(trigger="simulate", dry_run=False)
+            ).record
             planned = record.plan
             if planned is None or planned.status != "planned" or record.execution is None:
                 result = unchanged_result(planned or _refused(record))

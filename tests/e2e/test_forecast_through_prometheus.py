@@ -33,8 +33,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from loadaware import cluster, evict, kube, metrics, plan, policy, report, runtime
-from loadaware.runtime import _forecast_proof
+from loadaware import cluster, evict, kube, metrics, plan, policy, report
+from loadaware import round as rounds
 from tests.lib import builders
 from tests.lib import prometheus as lib
 from tests.lib.sim import sim_server
@@ -160,7 +160,7 @@ def _current(settings: policy.LoadAwarePolicy, state: cluster.ClusterState) -> m
 
 def _forecast(settings: policy.LoadAwarePolicy, state: cluster.ClusterState) -> metrics.Forecast:
     forecaster = metrics.PrometheusForecaster(settings.metrics)
-    return runtime.forecast_reader(settings, forecaster)(state, NOW, HORIZON)
+    return rounds.forecast_reader(settings, forecaster)(state, NOW, HORIZON)
 
 
 def _peak_cpu(weekly: WeeklyCluster, placement: dict[str, str]) -> dict[str, float]:
@@ -202,11 +202,11 @@ def test_round_relieves_the_coming_hot_nodes_in_advance(backfilled: Backfilled) 
     # Now, every node is cold: a round on the moment's usage has nothing to do.
     for name in HOT_AT_PEAK:
         assert current.nodes[name].cpu_cores < 0.4 * CORES
-    now_plan = runtime.timed_plan(state, current, settings, NOW)
+    now_plan = rounds.timed_plan(state, current, settings, NOW)
     assert now_plan.status == "noop", now_plan.reason
 
     usage = metrics.forecast_usage(current, _forecast(settings, state))
-    ahead = runtime.timed_plan(state, usage, settings, NOW)
+    ahead = rounds.timed_plan(state, usage, settings, NOW)
     assert ahead.status == "planned", ahead.reason
     classes = {n.name: n.node_class for n in ahead.nodes}
     assert {n for n, c in classes.items() if c == "hot"} == set(HOT_AT_PEAK)
@@ -243,7 +243,7 @@ def test_node_without_history_refuses_under_refuse(backfilled: Backfilled) -> No
     settings = _policy(backfilled.url, onStaleNode="Refuse")
     state = backfilled.state
     usage = metrics.forecast_usage(_current(settings, state), _forecast(settings, state))
-    refused = runtime.timed_plan(state, usage, settings, NOW)
+    refused = rounds.timed_plan(state, usage, settings, NOW)
     assert refused.status == "refused"
     assert refused.reason.startswith("stale-metrics: node node-new no forecast: 2 of the last 4")
 
@@ -255,7 +255,7 @@ def test_stale_current_metrics_refuse_a_forecast_round(backfilled: Backfilled) -
     current = _current(settings, state)
     later = NOW + datetime.timedelta(minutes=10)  # the newest samples are 10 minutes old
     usage = metrics.forecast_usage(current, forecast)
-    refused = runtime.timed_plan(state, usage, settings, later)
+    refused = rounds.timed_plan(state, usage, settings, later)
     assert refused.status == "refused"
     assert refused.reason.startswith("stale-metrics:")
 
@@ -264,12 +264,12 @@ def test_proof_reads_the_real_peak_back(backfilled: Backfilled) -> None:
     settings = _policy(backfilled.url)
     state = backfilled.state
     usage = metrics.forecast_usage(_current(settings, state), _forecast(settings, state))
-    ahead = runtime.timed_plan(state, usage, settings, NOW)
-    pending = _forecast_proof.PendingProof.for_round("r1", state, settings, ahead, dry_run=True)
+    ahead = rounds.timed_plan(state, usage, settings, NOW)
+    pending = rounds.PendingProof.for_round("r1", state, settings, ahead, dry_run=True)
     assert pending is not None
     assert pending.due == NOW + HORIZON
     forecaster = metrics.PrometheusForecaster(settings.metrics)
-    proof = _forecast_proof.prove(pending, forecaster)
+    proof = rounds.prove(pending, forecaster)
     # History repeats: the forecast hits the two hot nodes; node-6's surprise is a miss.
     assert proof.hits == sorted(HOT_AT_PEAK)
     assert proof.misses == ["node-6"]
@@ -292,25 +292,26 @@ def test_scheduled_round_plans_ahead_through_run_round(
         client = kube.api_client(kube.ClientSettings(kubeconfig=str(kubeconfig)))
         provider = metrics.PrometheusProvider(settings.metrics)
         forecaster = metrics.PrometheusForecaster(settings.metrics)
-        context = runtime.RoundContext(
+        context = rounds.RoundContext(
             kube=evict.Kube(client),
             read_cluster=lambda: state,
-            read_usage=lambda s: runtime.fetch_cluster_usage(s, settings, provider, NOW),
+            read_usage=lambda s: rounds.fetch_cluster_usage(s, settings, provider, NOW),
             clock=lambda: NOW,
-            read_forecast=runtime.forecast_reader(settings, forecaster),
+            read_forecast=rounds.forecast_reader(settings, forecaster),
         )
         schedule = settings.schedules[0]
         assert schedule.forecast is not None
-        options = runtime.RoundOptions(
+        options = rounds.RoundOptions(
             trigger="schedule", dry_run=True, forecast_horizon=schedule.forecast.horizon
         )
-        record = runtime.run_round(settings, context, options)
-        plain = runtime.run_round(settings, context, runtime.RoundOptions(dry_run=True))
+        result = rounds.run_round(settings, context, options)
+        record = result.record
+        plain = rounds.run_round(settings, context, rounds.RoundOptions(dry_run=True)).record
     assert plain.status == "noop", plain.reason
     assert record.plan is not None
     assert record.plan.status == "planned", record.plan.reason
     assert {e.node for e in record.plan.evictions} == set(HOT_AT_PEAK)
     audit = report.round_to_json(record)
     assert "shop/newapp" in audit["plan"]["forecast"]["uncoveredWorkloads"]
-    assert options.proof is not None
-    assert options.proof.forecast_hot == frozenset(HOT_AT_PEAK)
+    assert result.proof is not None
+    assert result.proof.forecast_hot == frozenset(HOT_AT_PEAK)

@@ -29,7 +29,8 @@ from typing import Any, TypeVar
 import pytest
 import yaml
 
-from loadaware import evict, policy, report, runtime, sim
+from loadaware import evict, policy, report, sim
+from loadaware import round as rounds
 from tests.lib.live import ScrapedSimulation, poll, prometheus_context, scraped_simulation
 
 pytestmark = pytest.mark.slow
@@ -62,7 +63,7 @@ def _gpu_policy(url: str) -> policy.LoadAwarePolicy:
 class Live:
     scraped: ScrapedSimulation
     settings: policy.LoadAwarePolicy
-    context: runtime.RoundContext
+    context: rounds.RoundContext
 
     @property
     def server(self) -> sim.SimServer:
@@ -117,7 +118,7 @@ def test_a_gpu_hot_node_is_relieved_and_proven_through_prometheus(
         assert busy[idle] / GPUS < 0.05
         before = {_key(p): p for p in server.list("pods")}
 
-        record = runtime.run_round(live.settings, live.context)
+        record = rounds.run_round(live.settings, live.context).record
         audit = report.round_to_json(record)
         assert audit["status"] == "executed", audit["reason"]
         assert audit["exitCode"] == 0
@@ -205,7 +206,7 @@ def test_a_stale_gpu_series_refuses_the_round(tmp_path: pathlib.Path) -> None:
         # The node's cpu and memory series are still there: only its GPUs are unknown.
         assert live.query(f'node_memory_MemAvailable_bytes{{instance="{quiet}"}}')
 
-        record = runtime.run_round(live.settings, live.context)
+        record = rounds.run_round(live.settings, live.context).record
         audit = report.round_to_json(record)
         assert audit["status"] == "refused", audit["reason"]
         assert audit["exitCode"] == 3  # refused to act (DESIGN.md's exit codes)

@@ -15,7 +15,8 @@ import pathlib
 
 import pytest
 
-from loadaware import evict, policy, report, runtime
+from loadaware import evict, policy, report
+from loadaware import round as rounds
 from tests.lib.live import prometheus_context, scraped_simulation
 
 pytestmark = pytest.mark.slow
@@ -51,7 +52,7 @@ def test_pod_count_relieved_and_proven_through_prometheus(tmp_path: pathlib.Path
             scraped.query,
             rate_window_seconds=RATE_WINDOW_SECONDS,
         )
-        record = runtime.run_round(settings, context)
+        record = rounds.run_round(settings, context).record
         audit = report.round_to_json(record)
         assert audit["status"] == "executed", audit["reason"]
         hot = {n["name"] for n in audit["plan"]["nodes"] if n["class"] == "hot"}

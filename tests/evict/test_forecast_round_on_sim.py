@@ -18,7 +18,8 @@ import datetime
 
 import pytest
 
-from loadaware import cluster, metrics, report, runtime
+from loadaware import cluster, metrics, report
+from loadaware import round as rounds
 from tests.lib.live import live_context, metrics_server_policy
 from tests.lib.sim import sim_server
 
@@ -31,7 +32,7 @@ def server():
         yield running
 
 
-def _made_up_reader(hot_node: str, calm_nodes: set[str], context: runtime.RoundContext):
+def _made_up_reader(hot_node: str, calm_nodes: set[str], context: rounds.RoundContext):
     def read(
         state: cluster.ClusterState, now: datetime.datetime, horizon: datetime.timedelta
     ) -> metrics.Forecast:
@@ -72,7 +73,7 @@ def _made_up_reader(hot_node: str, calm_nodes: set[str], context: runtime.RoundC
 def test_round_plans_and_evicts_on_the_forecast(server, tmp_path) -> None:
     settings = metrics_server_policy()
     context = live_context(server, tmp_path, settings)
-    now_plan = runtime.run_round(settings, context, runtime.RoundOptions(dry_run=True)).plan
+    now_plan = rounds.run_round(settings, context, rounds.RoundOptions(dry_run=True)).record.plan
     assert now_plan is not None
     classes = {n.name: n.node_class for n in now_plan.nodes}
     hot_now = {n for n, c in classes.items() if c == "hot"}
@@ -86,8 +87,9 @@ def test_round_plans_and_evicts_on_the_forecast(server, tmp_path) -> None:
             "read_forecast": _made_up_reader(coming, hot_now, context),
         }
     )
-    options = runtime.RoundOptions(forecast_horizon=HORIZON)
-    record = runtime.run_round(settings, ahead, options)
+    options = rounds.RoundOptions(forecast_horizon=HORIZON)
+    result = rounds.run_round(settings, ahead, options)
+    record = result.record
     assert record.plan is not None
     assert record.plan.forecast is not None
     planned_hot = {n.name for n in record.plan.nodes if n.node_class == "hot"}
@@ -100,17 +102,17 @@ def test_round_plans_and_evicts_on_the_forecast(server, tmp_path) -> None:
     assert all(e["node"] == coming for e in audit["evictions"])
     assert record.status == "executed", record.reason
     assert record.exit_code == 0
-    assert options.proof is not None
-    assert coming in options.proof.forecast_hot
-    assert options.proof.due == record.plan.forecast.at + HORIZON
+    assert result.proof is not None
+    assert coming in result.proof.forecast_hot
+    assert result.proof.due == record.plan.forecast.at + HORIZON
 
 
 def test_round_without_a_forecast_source_refuses(server, tmp_path) -> None:
     settings = metrics_server_policy()
     context = live_context(server, tmp_path, settings)
-    record = runtime.run_round(
-        settings, context, runtime.RoundOptions(dry_run=True, forecast_horizon=HORIZON)
-    )
+    record = rounds.run_round(
+        settings, context, rounds.RoundOptions(dry_run=True, forecast_horizon=HORIZON)
+    ).record
     assert record.status == "refused"
     assert record.exit_code == 3
     assert record.reason.startswith("forecast-unavailable:")

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from loadaware import report, runtime, sim
+from loadaware import report, sim
+from loadaware import round as rounds
 from tests.lib.live import live_context, metrics_server_policy
 from tests.lib.sim import NOW
 
@@ -38,7 +39,7 @@ def _round(server: sim.SimServer, tmp_path, **steering: object) -> dict:
     policy = metrics_server_policy(
         metrics={"metricsServer": {}, "onStaleNode": "Exclude"}, steering=steering
     )
-    record = runtime.run_round(policy, live_context(server, tmp_path, policy))
+    record = rounds.run_round(policy, live_context(server, tmp_path, policy)).record
     return report.round_to_json(record)
 
 

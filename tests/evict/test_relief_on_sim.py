@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from loadaware import evict, report, runtime
+from loadaware import evict, report
+from loadaware import round as rounds
 from tests.lib.live import live_context, metrics_server_policy
 from tests.lib.sim import call, sim_server
 
@@ -39,8 +40,8 @@ def _run(server, tmp_path, policy=None, *, sleep=None, phases=None) -> dict[str,
     policy = policy or metrics_server_policy()
     fields = {"sleep": sleep} if sleep is not None else {}
     context = live_context(server, tmp_path, policy, **fields)
-    options = runtime.RoundOptions(on_phase=phases.append if phases is not None else None)
-    record = runtime.run_round(policy, context, options)
+    options = rounds.RoundOptions(on_phase=phases.append if phases is not None else None)
+    record = rounds.run_round(policy, context, options).record
     return report.round_to_json(record)
 
 
@@ -104,10 +105,10 @@ def test_no_evidence_within_the_timeout_leaves_the_nodes_unverified(server, tmp_
             call(server, "POST", "/_sim/faults", {"path": "/apis/metrics.k8s.io", "status": 503})
         return read_usage(state)
 
-    record = runtime.run_round(
+    record = rounds.run_round(
         policy,
-        runtime.RoundContext(**{**context.__dict__, "read_usage": failing_after_the_evictions}),
-    )
+        rounds.RoundContext(**{**context.__dict__, "read_usage": failing_after_the_evictions}),
+    ).record
     audit = report.round_to_json(record)
     verification = audit["verification"]
     assert verification["verdict"].startswith("partly unverified"), verification["verdict"]
@@ -209,7 +210,7 @@ def test_a_budget_that_stops_short_leaves_the_hotspot_improved(server, tmp_path)
     it was. Both are left hot, in the audit record, the table and the page."""
     policy = metrics_server_policy(limits={"maxNoOfPodsToEvictTotal": 1})
     context = live_context(server, tmp_path, policy)
-    record = runtime.run_round(policy, context)
+    record = rounds.run_round(policy, context).record
     audit = report.round_to_json(record)
     verification = audit["verification"]
     hot = sorted(n["name"] for n in audit["plan"]["nodes"] if n["class"] == "hot")

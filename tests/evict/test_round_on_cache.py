@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from loadaware import cluster, report, runtime, sim
+from loadaware import cluster, report, sim
+from loadaware import round as rounds
 from tests.lib.cache import caught_up
 from tests.lib.live import cached_live_context, live_context, metrics_server_policy
 from tests.lib.sim import NOW
@@ -80,7 +81,7 @@ def _landings(audit: dict[str, Any]) -> list[tuple[str, str | None, str]]:
 
 def _fresh_round(server: sim.SimServer, tmp_path: pathlib.Path) -> dict[str, Any]:
     policy = _policy()
-    record = runtime.run_round(policy, live_context(server, tmp_path / "fresh", policy))
+    record = rounds.run_round(policy, live_context(server, tmp_path / "fresh", policy)).record
     return report.round_to_json(record)
 
 
@@ -106,9 +107,9 @@ def _cached_round(
             caught_up(cache, server)
 
         server.sim.requests.clear()
-        record = runtime.run_round(
+        record = rounds.run_round(
             policy, context.__class__(**{**context.__dict__, "sleep": sleep})
-        )
+        ).record
         requests = server.sim.requests.counts()
         return report.round_to_json(record), cache, requests
 
@@ -202,7 +203,7 @@ def test_a_cache_that_goes_stale_stops_the_round_before_its_next_eviction(
 
     with cached_live_context(server, tmp_path, policy) as (context, cache):
         context = dataclasses.replace(context, sleep=sleep_then_break(cache))
-        record = runtime.run_round(policy, context)
+        record = rounds.run_round(policy, context).record
         server.faults.clear()
     audit = report.round_to_json(record)
     assert broken[0]
@@ -232,7 +233,7 @@ def test_a_stale_cache_refuses_the_round_before_it_plans(
         server.faults.add(path=STALE_PATHS, method="GET", status=503)
         server.sim.close_watches()
         server.wait_for(lambda: (cache.age() or 0) > 1.5, timeout=20)
-        record = runtime.run_round(policy, context)
+        record = rounds.run_round(policy, context).record
     audit = report.round_to_json(record)
     assert audit["status"] == "refused"
     assert audit["exitCode"] == 3

@@ -26,6 +26,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from loadaware import evict, report, runtime
+from loadaware import round as rounds
 from tests.lib.live import live_context, metrics_server_policy
 from tests.lib.sim import call, sim_server
 
@@ -47,7 +48,7 @@ def _uids(server) -> dict[str, str]:
 def _round(server, tmp_path, policy=None, **options: Any):
     policy = policy or metrics_server_policy()
     context = live_context(server, tmp_path, policy)
-    return runtime.run_round(policy, context, runtime.RoundOptions(**options))
+    return rounds.run_round(policy, context, rounds.RoundOptions(**options)).record
 
 
 def test_hot_nodes_are_relieved_with_replacements_ready_elsewhere(server, tmp_path) -> None:
@@ -126,9 +127,9 @@ def test_pdb_at_zero_refuses_every_eviction_and_is_counted(server, tmp_path) -> 
         return snapshot
 
     before = _uids(server)
-    record = runtime.run_round(
-        policy, runtime.RoundContext(**{**context.__dict__, "read_cluster": read_then_protect})
-    )
+    record = rounds.run_round(
+        policy, rounds.RoundContext(**{**context.__dict__, "read_cluster": read_then_protect})
+    ).record
     audit = report.round_to_json(record)
     assert audit["evictions"]
     assert {e["result"] for e in audit["evictions"]} == {"refused-pdb"}
@@ -170,7 +171,7 @@ def test_window_budget_holds_across_concurrent_rounds(server, tmp_path) -> None:
         contexts.append(live_context(server, directory, policy))
 
     def one(index: int) -> None:
-        audits.append(report.round_to_json(runtime.run_round(policy, contexts[index])))
+        audits.append(report.round_to_json(rounds.run_round(policy, contexts[index]).record))
 
     threads = [threading.Thread(target=one, args=(i,)) for i in range(3)]
     for t in threads:
@@ -221,10 +222,10 @@ def test_metrics_going_away_mid_round_stops_evicting(server, tmp_path) -> None:
             call(server, "POST", "/_sim/faults", {"path": "/apis/metrics.k8s.io", "status": 500})
         return read_usage(state)
 
-    record = runtime.run_round(
+    record = rounds.run_round(
         policy,
-        runtime.RoundContext(**{**context.__dict__, "read_usage": failing_after_first_eviction}),
-    )
+        rounds.RoundContext(**{**context.__dict__, "read_usage": failing_after_first_eviction}),
+    ).record
     audit = report.round_to_json(record)
     results = [e["result"] for e in audit["evictions"]]
     assert results[0] == "evicted"
@@ -275,9 +276,9 @@ def test_replacement_stuck_pending_opens_the_breaker(server, tmp_path) -> None:
             core.patch_node(node.name, {"spec": {"unschedulable": True}}, _preload_content=False)
         return snapshot
 
-    record = runtime.run_round(
-        policy, runtime.RoundContext(**{**context.__dict__, "read_cluster": read_then_cordon})
-    )
+    record = rounds.run_round(
+        policy, rounds.RoundContext(**{**context.__dict__, "read_cluster": read_then_cordon})
+    ).record
     audit = report.round_to_json(record)
     replacements = audit["verification"]["replacements"]
     assert replacements
@@ -323,7 +324,7 @@ def test_a_serve_round_the_breaker_stops_shows_partial_on_status(server, tmp_pat
     )
     service = runtime.Service(
         policy,
-        runtime.RoundContext(**{**context.__dict__, "read_cluster": read_then_cordon}),
+        rounds.RoundContext(**{**context.__dict__, "read_cluster": read_then_cordon}),
         clock=context.clock,
     )
     with runtime.HttpServer(service, "127.0.0.1:0") as http:

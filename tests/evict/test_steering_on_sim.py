@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from loadaware import evict, report, runtime
+from loadaware import evict, report
+from loadaware import round as rounds
 from tests.lib.live import live_context, metrics_server_policy
 from tests.lib.sim import call, sim_server
 
@@ -51,7 +52,7 @@ def test_replacements_land_where_planned_under_each_evictions_taints(server, tmp
         return send(namespace, name, **kwargs)
 
     context.kube.evict_pod = spying  # type: ignore[method-assign]
-    record = runtime.run_round(policy, context)
+    record = rounds.run_round(policy, context).record
     audit = report.round_to_json(record)
     assert record.exit_code == 0, audit["reason"]
     planned = {e["pod"]: e for e in audit["plan"]["evictions"]}
@@ -90,7 +91,7 @@ def test_replacements_land_where_planned_under_each_evictions_taints(server, tmp
 def test_without_steering_nothing_moves_and_the_notes_name_the_landings(server, tmp_path) -> None:
     policy = metrics_server_policy(steering={"softTaint": False})
     before = _uids(server)
-    record = runtime.run_round(policy, live_context(server, tmp_path, policy))
+    record = rounds.run_round(policy, live_context(server, tmp_path, policy)).record
     audit = report.round_to_json(record)
     assert audit["plan"]["status"] == "noop"
     assert audit["plan"]["skipped"]["target-over-threshold"] > 0
@@ -109,7 +110,7 @@ def test_forbidden_taint_patch_refuses_before_any_eviction(server, tmp_path) -> 
     call(
         server, "POST", "/_sim/faults", {"path": "/api/v1/nodes/", "method": "PATCH", "status": 403}
     )
-    record = runtime.run_round(policy, context)
+    record = rounds.run_round(policy, context).record
     assert record.exit_code == 3
     assert record.reason.startswith("steering-forbidden: ")
     assert "patch on nodes" in record.reason
@@ -121,7 +122,7 @@ def test_a_taint_left_by_a_killed_round_is_removed_at_the_next_start(server, tmp
     policy = metrics_server_policy()
     context = live_context(server, tmp_path, policy)
     evict.add_hotspot_taint(context.kube, "default-a-002")  # as a killed round leaves it
-    record = runtime.run_round(policy, context)
+    record = rounds.run_round(policy, context).record
     audit = report.round_to_json(record)
     assert audit["verification"]["leftoverTaintsRemoved"] == ["default-a-002"]
     assert record.exit_code == 0

@@ -17,7 +17,8 @@ from typing import Any
 import kubernetes.client
 import pytest
 
-from loadaware import kube, report, runtime, sim
+from loadaware import kube, report, sim
+from loadaware import round as rounds
 from tests.lib.live import live_context, metrics_server_policy
 from tests.lib.sim import NOW, is_ready, pods_of
 
@@ -140,7 +141,7 @@ def _web(server) -> dict[str, Any]:
 
 def _round(server, tmp_path, policy):
     context = live_context(server, tmp_path, policy)
-    return report.round_to_json(runtime.run_round(policy, context))
+    return report.round_to_json(rounds.run_round(policy, context).record)
 
 
 def test_label_change_moves_the_pod_to_the_node_that_now_qualifies(server, tmp_path) -> None:
@@ -232,7 +233,7 @@ def test_failed_pod_is_cleaned_up_without_waiting_for_a_replacement(tmp_path) ->
             ],
             verify={"timeout": "60s"},
         )
-        record = runtime.run_round(policy, live_context(server, tmp_path, policy))
+        record = rounds.run_round(policy, live_context(server, tmp_path, policy)).record
         audit = report.round_to_json(record)
         assert record.exit_code == 0, audit["reason"]
         assert [(e["pod"], e["result"], e["reason"]) for e in audit["evictions"]] == [
@@ -255,7 +256,7 @@ def test_consolidation_cordons_the_node_it_empties(tmp_path) -> None:
         profiles=[{"name": "consolidate", "strategies": {"loadBalancing": {"enabled": False}}}],
     )
     with sim_server("small", ready_delay=5.0) as server:
-        record = runtime.run_round(policy, live_context(server, tmp_path, policy))
+        record = rounds.run_round(policy, live_context(server, tmp_path, policy)).record
         audit = report.round_to_json(record)
         emptied = audit["plan"]["consolidation"]["nodes"]
         assert record.exit_code == 0, audit["reason"]

@@ -20,6 +20,7 @@ import kubernetes.client
 import pytest
 
 from loadaware import cli, cluster, evict, report, runtime
+from loadaware import round as rounds
 from tests.lib.live import live_context, metrics_server_policy
 from tests.lib.sim import call, sim_server
 
@@ -46,7 +47,7 @@ def _uids(server) -> dict[str, str]:
     }
 
 
-def _store(context: runtime.RoundContext, settings) -> evict.StateStore:
+def _store(context: rounds.RoundContext, settings) -> evict.StateStore:
     return evict.StateStore(context.kube, settings, context.clock)
 
 
@@ -61,7 +62,7 @@ def test_suspended_before_a_round_evicts_nothing_and_refuses(server, tmp_path) -
     context = live_context(server, tmp_path, settings)
     _store(context, settings).set_suspended(True, by="oncall@example", reason="incident 42")
     before = _uids(server)
-    record = runtime.run_round(settings, context)
+    record = rounds.run_round(settings, context).record
     audit = report.round_to_json(record)
     assert record.exit_code == 3
     assert audit["status"] == "refused"
@@ -85,10 +86,10 @@ def test_suspended_between_two_evictions_stops_the_second(server, tmp_path) -> N
         return read_usage(state)
 
     before = _uids(server)
-    record = runtime.run_round(
+    record = rounds.run_round(
         settings,
-        runtime.RoundContext(**{**context.__dict__, "read_usage": suspending_after_first_eviction}),
-    )
+        rounds.RoundContext(**{**context.__dict__, "read_usage": suspending_after_first_eviction}),
+    ).record
     audit = report.round_to_json(record)
     results = [(e["result"], e["reason"]) for e in audit["evictions"]]
     assert len(results) >= 2, "the small scenario plans at least two evictions"
@@ -114,10 +115,10 @@ def test_resume_lets_evictions_go_on(server, tmp_path) -> None:
     context = live_context(server, tmp_path, settings)
     store = _store(context, settings)
     store.set_suspended(True, by="oncall", reason="incident")
-    assert runtime.run_round(settings, context).exit_code == 3
+    assert rounds.run_round(settings, context).record.exit_code == 3
     resumed = store.set_suspended(False, by="oncall", reason="resolved")
     assert resumed.suspended is False
-    record = runtime.run_round(settings, context)
+    record = rounds.run_round(settings, context).record
     audit = report.round_to_json(record)
     assert record.exit_code == 0, audit["reason"]
     assert any(e["result"] == "evicted" for e in audit["evictions"])
@@ -129,7 +130,7 @@ def test_a_dry_run_still_runs_while_suspended(server, tmp_path) -> None:
     _store(context, settings).set_suspended(True, by="oncall", reason="")
     before = _uids(server)
     audit = report.round_to_json(
-        runtime.run_round(settings, context, runtime.RoundOptions(dry_run=True))
+        rounds.run_round(settings, context, rounds.RoundOptions(dry_run=True)).record
     )
     assert audit["evictions"]
     assert {e["result"] for e in audit["evictions"]} == {"dry-run"}
@@ -154,7 +155,7 @@ def test_the_annotation_set_by_hand_counts(server, tmp_path, value: str, suspend
         },
     )
     assert _store(context, settings).suspension().suspended is suspended
-    record = runtime.run_round(settings, context)
+    record = rounds.run_round(settings, context).record
     assert (record.status == "refused") is suspended
 
 
@@ -182,7 +183,7 @@ def test_suspend_and_resume_commands(
     assert annotations["loadaware.io/suspend-changed-by"] == "alice"
     assert annotations["loadaware.io/suspend-reason"] == "incident 42"
     assert annotations["loadaware.io/suspend-changed-at"].endswith("Z")
-    assert runtime.run_round(settings, context).status == "refused"
+    assert rounds.run_round(settings, context).record.status == "refused"
 
     # `run --once` refuses too; its check comes before the metrics are read.
     code = cli.main(["run", "--once", *base])
@@ -194,7 +195,7 @@ def test_suspend_and_resume_commands(
     assert code == 0
     assert printed["suspended"] is False
     assert printed["changedBy"]  # user@host by default
-    record = runtime.run_round(settings, context)
+    record = rounds.run_round(settings, context).record
     assert record.exit_code == 0
     evicted = [o for o in record.execution.outcomes if o.result == "evicted"]  # type: ignore[union-attr]
     assert evicted

@@ -21,7 +21,8 @@ from typing import Any
 import kubernetes.client
 import pytest
 
-from loadaware import evict, policy, report, runtime, sim
+from loadaware import evict, policy, report, sim
+from loadaware import round as rounds
 from tests.lib.live import live_context, metrics_server_policy
 from tests.lib.sim import call, sim_server
 
@@ -42,10 +43,10 @@ def _policy() -> policy.LoadAwarePolicy:
 
 
 def _round(
-    settings: policy.LoadAwarePolicy, context: runtime.RoundContext, **options: Any
+    settings: policy.LoadAwarePolicy, context: rounds.RoundContext, **options: Any
 ) -> dict[str, Any]:
     return report.round_to_json(
-        runtime.run_round(settings, context, runtime.RoundOptions(**options))
+        rounds.run_round(settings, context, rounds.RoundOptions(**options)).record
     )
 
 
@@ -69,7 +70,7 @@ def _evicted(audits: list[dict[str, Any]]) -> list[str]:
     return [e["pod"] for a in audits for e in a["evictions"] if e["result"] == "evicted"]
 
 
-def _first_planned(settings: policy.LoadAwarePolicy, context: runtime.RoundContext) -> str:
+def _first_planned(settings: policy.LoadAwarePolicy, context: rounds.RoundContext) -> str:
     planned = _round(settings, context, dry_run=True)["evictions"]
     assert len(planned) == WINDOW, planned
     return planned[0]["pod"]
@@ -137,7 +138,7 @@ def test_an_eviction_carried_out_after_the_client_gave_up_stays_counted(
     # the Eviction out all the same, as kube-apiserver does with a request it received.
     client: kubernetes.client.ApiClient = base.kube._core.api_client  # type: ignore[attr-defined]
     kube = evict.Kube(client, timeout_seconds=1.0)
-    context = runtime.RoundContext(**{**base.__dict__, "kube": kube})
+    context = rounds.RoundContext(**{**base.__dict__, "kube": kube})
     slow = _first_planned(settings, context)
     uid = _pod(server, slow)["metadata"]["uid"]  # type: ignore[index]
     namespace, name = slow.split("/")

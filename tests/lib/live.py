@@ -4,7 +4,7 @@ metrics.k8s.io, and the evictor; time is the simulator's (virtual) clock.
 
     with sim_server("small") as server:
         context = live_context(server, tmp_path, policy)
-        record = runtime.run_round(policy, context)
+        record = rounds.run_round(policy, context).record
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import kubernetes.client
 import pytest
 
 from loadaware import cluster, evict, kube, metrics, policy, runtime, sim
+from loadaware import round as rounds
 from loadaware.kube import ClientSettings
 from tests.lib import alertmanager
 from tests.lib.cache import caught_up
@@ -40,7 +41,7 @@ def live_context(
     tmp_path: pathlib.Path,
     settings: policy.LoadAwarePolicy,
     **fields: Any,
-) -> runtime.RoundContext:
+) -> rounds.RoundContext:
     kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
     client = kube.api_client(ClientSettings(kubeconfig=str(kubeconfig)))
     # loadaware's own namespace, where its state ConfigMap lives, as a deployment has it.
@@ -53,7 +54,7 @@ def live_context(
         return cluster.read_cluster(client=client)
 
     def read_usage(state: cluster.ClusterState) -> metrics.Usage:
-        return runtime.fetch_cluster_usage(state, settings, provider, server.clock.now())
+        return rounds.fetch_cluster_usage(state, settings, provider, server.clock.now())
 
     defaults: dict[str, Any] = {
         "kube": evict.Kube(client),
@@ -66,7 +67,7 @@ def live_context(
         "recheck_reuse_seconds": 0.0,
     }
     defaults.update(fields)
-    return runtime.RoundContext(**defaults)
+    return rounds.RoundContext(**defaults)
 
 
 @contextmanager
@@ -75,7 +76,7 @@ def cached_live_context(
     tmp_path: pathlib.Path,
     settings: policy.LoadAwarePolicy,
     **fields: Any,
-) -> Iterator[tuple[runtime.RoundContext, cluster.ClusterCache]]:
+) -> Iterator[tuple[rounds.RoundContext, cluster.ClusterCache]]:
     """live_context, wired as `run --once` is: the round plans from a watched cluster
     cache and the evictor reads it. Each virtual wait moves the simulator's clock
     and then waits until the cache has heard of everything that changed."""
@@ -107,7 +108,7 @@ def prometheus_context(
     *,
     rate_window_seconds: int,
     timeout: float = 30.0,
-) -> runtime.RoundContext:
+) -> rounds.RoundContext:
     """A live round reading usage from a real Prometheus that scrapes `server` (in
     real time: Prometheus does not follow the virtual clock). Returns once every
     node can be read and Prometheus holds a whole rate window of samples: before
@@ -117,9 +118,9 @@ def prometheus_context(
     provider = metrics.PrometheusProvider(settings.metrics)
 
     def read_usage(state: cluster.ClusterState) -> metrics.Usage:
-        return runtime.fetch_cluster_usage(state, settings, provider, server.clock.now())
+        return rounds.fetch_cluster_usage(state, settings, provider, server.clock.now())
 
-    context = runtime.RoundContext(
+    context = rounds.RoundContext(
         kube=evict.Kube(client),
         read_cluster=lambda: cluster.read_cluster(client=client),
         read_usage=read_usage,

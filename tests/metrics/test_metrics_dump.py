@@ -120,6 +120,7 @@ def test_dump_refuses_stale_nodes(
     assert code == 3
     assert err.startswith("refused: stale-metrics: ")
     assert reason in err
+    assert len(err.splitlines()) == 1, "the refusal is said once"
     assert not out.exists()
 
 

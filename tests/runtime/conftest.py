@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from loadaware import policy, report, runtime
+from loadaware import round as rounds
 
 TOKEN = "s3cret-token-value"
 START = datetime.datetime(2026, 11, 30, 7, 59, 0, tzinfo=datetime.UTC)  # a Monday
@@ -64,7 +65,7 @@ class FakeRounds:
 
     def __init__(self, clock: FakeClock) -> None:
         self.clock = clock
-        self.calls: list[runtime.RoundOptions] = []
+        self.calls: list[rounds.RoundOptions] = []
         self.active = 0
         self.max_active = 0
         self.started = threading.Event()
@@ -78,9 +79,9 @@ class FakeRounds:
     def __call__(
         self,
         settings: policy.LoadAwarePolicy,
-        context: runtime.RoundContext,
-        options: runtime.RoundOptions,
-    ) -> report.RoundRecord:
+        context: rounds.RoundContext,
+        options: rounds.RoundOptions,
+    ) -> rounds.RoundResult:
         with self._lock:
             self.calls.append(options)
             self.active += 1
@@ -91,15 +92,17 @@ class FakeRounds:
         self.started.set()
         try:
             assert self.release.wait(30), "test never released the round"
-            return report.RoundRecord(
-                round_id=options.round_id,
-                trigger=options.trigger,
-                started_at=self.clock(),
-                finished_at=self.clock(),
-                dry_run=bool(options.dry_run),
-                policy_hash="test",
-                status="noop",
-                reason="no hot node",
+            return rounds.RoundResult(
+                record=report.RoundRecord(
+                    round_id=options.round_id,
+                    trigger=options.trigger,
+                    started_at=self.clock(),
+                    finished_at=self.clock(),
+                    dry_run=bool(options.dry_run),
+                    policy_hash="test",
+                    status="noop",
+                    reason="no hot node",
+                )
             )
         finally:
             with self._lock:
@@ -208,14 +211,14 @@ def running_service(tmp_path: pathlib.Path) -> Iterator[ServiceFactory]:
     ) -> Running:
         settings = settings or make_settings(tmp_path)
         clock = clock or FakeClock()
-        rounds = FakeRounds(clock)
+        fake_rounds = FakeRounds(clock)
         leader = SwitchLeader(leading)
         known = dict(secrets or {})
 
         def read_secret(namespace: str, name: str, key: str) -> str:
             return known[(namespace, name, key)]
 
-        context = runtime.RoundContext(
+        context = rounds.RoundContext(
             kube=StubKube(),  # type: ignore[arg-type]
             read_cluster=read_cluster or (lambda: pytest.fail("the stub round reads no cluster")),
             read_usage=lambda state: pytest.fail("the stub round reads no usage"),
@@ -229,10 +232,10 @@ def running_service(tmp_path: pathlib.Path) -> Iterator[ServiceFactory]:
             ready_checks=ready_checks,
             clock=clock,
             monotonic=clock.monotonic,
-            run_round=rounds,
+            run_round=fake_rounds,
         )
         server = runtime.HttpServer(service, "127.0.0.1:0").start()
-        run = Running(service, server, rounds, clock, leader, settings, known)
+        run = Running(service, server, fake_rounds, clock, leader, settings, known)
         started.append(run)
         return run
 

@@ -13,7 +13,8 @@ from typing import Any
 from prometheus_client import REGISTRY
 
 from loadaware import policy
-from loadaware.runtime import _forecast_proof
+from loadaware import round as rounds
+from loadaware.runtime import _forecast_proofs
 from tests.runtime.conftest import ServiceFactory, make_settings
 
 START = datetime.datetime(2026, 11, 30, 8, 30, tzinfo=datetime.UTC)
@@ -57,7 +58,7 @@ class _Peaks:
 
 
 def test_a_pending_proof_is_proved_after_its_horizon_and_published() -> None:
-    pending = _forecast_proof.PendingProof(
+    pending = rounds.PendingProof(
         round_id="r1",
         start=START,
         horizon=HOUR,
@@ -82,15 +83,15 @@ def test_a_pending_proof_is_proved_after_its_horizon_and_published() -> None:
         }
     )
     proved = threading.Event()
-    seen: list[_forecast_proof.ForecastProof] = []
+    seen: list[rounds.ForecastProof] = []
 
-    def observe(proof: _forecast_proof.ForecastProof) -> None:
-        _forecast_proof.observe_proof(proof)
+    def observe(proof: rounds.ForecastProof) -> None:
+        _forecast_proofs.observe_proof(proof)
         seen.append(proof)
         proved.set()
 
     before = _value("loadaware_forecast_nodes_total", {"outcome": "miss"})
-    proofs = _forecast_proof.Proofs(
+    proofs = _forecast_proofs.Proofs(
         peaks,  # type: ignore[arg-type]
         observe,
         clock=lambda: START + 2 * HOUR,  # the horizon has passed: proved at once

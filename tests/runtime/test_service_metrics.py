@@ -19,9 +19,20 @@ import threading
 from prometheus_client import REGISTRY
 
 from loadaware import evict, metrics, plan, report, runtime
+from loadaware.errors import LoadawareError, RefusedError
+from loadaware.round import PartialRoundError, RoundResult
 from loadaware.runtime import _service_metrics
 
 NOW = datetime.datetime(2026, 11, 30, 8, 0, tzinfo=datetime.UTC)
+
+
+def observe(
+    record: report.RoundRecord,
+    usage: metrics.Usage | None = None,
+    *,
+    error: LoadawareError | None = None,
+) -> None:
+    runtime.observe_round(RoundResult(record=record, error=error, usage=usage))
 
 
 def value(name: str, **labels: str) -> float | None:
@@ -110,7 +121,7 @@ def test_an_executed_round() -> None:
             ),
         },
     )
-    runtime.observe_round(executed_record(), usage)
+    observe(executed_record(), usage)
 
     assert value("loadaware_rounds_total", trigger="schedule", result="executed") == rounds + 1
     assert value("loadaware_round_duration_seconds_count", trigger="schedule") == duration_count + 1
@@ -133,7 +144,7 @@ def test_an_executed_round() -> None:
 
 
 def test_departed_nodes_leave_the_utilisation_gauge() -> None:
-    runtime.observe_round(executed_record())
+    observe(executed_record())
     record = executed_record()
     record.plan = plan.Plan(
         status="noop",
@@ -141,7 +152,7 @@ def test_departed_nodes_leave_the_utilisation_gauge() -> None:
         nodes=(node("cold-1", "cold", 0.1),),
         solver=plan.SolverInfo(method="greedy", seconds=0.01),
     )
-    runtime.observe_round(record)
+    observe(record)
     assert value("loadaware_node_utilisation_ratio", node="hot-1", resource="cpu") is None
     assert value("loadaware_node_utilisation_ratio", node="cold-1", resource="cpu") == 0.1
     assert value("loadaware_solver_seconds", method="milp") is None
@@ -159,7 +170,7 @@ def test_every_judged_resource_has_a_utilisation_series() -> None:
     record = dataclasses.replace(
         executed_record(), plan=plan.Plan(status="planned", reason="1 eviction", nodes=(gpu_node,))
     )
-    runtime.observe_round(record)
+    observe(record)
     for resource, before in gpu_node.before.items():
         assert value("loadaware_node_utilisation_ratio", node="gpu-1", resource=resource) == before
 
@@ -178,7 +189,10 @@ def test_a_refused_round_counts_its_reason_code() -> None:
         reason="stale-metrics: node-a sample is 900s old (max 120s)",
         exit_code=3,
     )
-    runtime.observe_round(record)
+    observe(
+        record,
+        error=RefusedError("node-a sample is 900s old (max 120s)", reference="stale-metrics"),
+    )
     assert value("loadaware_refused_rounds_total", reason="stale-metrics") == before + 1
     assert value("loadaware_last_successful_round_timestamp_seconds") == success
 
@@ -190,7 +204,7 @@ def test_a_partial_round_is_counted_as_partial_and_not_as_a_success() -> None:
     record = executed_record()
     record.finished_at = NOW + datetime.timedelta(hours=2)
     record.status, record.exit_code = "partial", 1
-    runtime.observe_round(record)
+    observe(record, error=PartialRoundError(record.reason))
     assert value("loadaware_rounds_total", trigger="schedule", result="partial") == rounds + 1
     assert value("loadaware_rounds_total", trigger="schedule", result="executed") == executed
     assert value("loadaware_last_round_timestamp_seconds", result="partial") == (
@@ -265,7 +279,7 @@ def test_profile_counts() -> None:
             "default": {"hotspot": StrategyCount(planned=3)},
         },
     )
-    runtime.observe_round(record)
+    observe(record)
     assert count("batch", "RemoveDuplicates", "planned") == before[0] + 2
     assert count("batch", "RemoveDuplicates", "skipped") == before[1] + 1
     assert count("default", "hotspot", "planned") == before[2] + 3
@@ -293,7 +307,7 @@ def test_landings_by_where_in_live_rounds_only() -> None:
             replacement("shop/g", "not-found", None),
         ]
     )
-    runtime.observe_round(record)
+    observe(record)
     # expected, in-set; off-set; source, excluded, hot, over-targets; pending, not-found
     assert landings("planned") == before["planned"] + 2
     assert landings("off-set") == before["off-set"] + 1
@@ -304,7 +318,7 @@ def test_landings_by_where_in_live_rounds_only() -> None:
     assert dry.execution is not None
     dry.dry_run = True
     dry.execution.dry_run = True
-    runtime.observe_round(dry)
+    observe(dry)
     assert landings("planned") == before["planned"] + 2
     assert landings("bad") == before["bad"] + 4
 
@@ -358,7 +372,7 @@ def test_relief_verdicts_and_model_error_from_live_rounds() -> None:
             observed=None,
         ),
     ]
-    runtime.observe_round(record)
+    observe(record)
     for key in keys:
         assert verdicts(*key) == before[key] + 1, key
     # |0.61 - 0.6| = 0.01 falls in le=0.02; |0.45 - 0.3| = 0.15 in le=0.2; the

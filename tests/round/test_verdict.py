@@ -1,4 +1,4 @@
-"""Whether a live round did what it planned (runtime._verdict), from the plan,
+"""Whether a live round did what it planned (round._verdict), from the plan,
 the executor's outcomes and the relief check's verdicts.
 
 Covered: stopped early is partial with the counts (hot nodes relieved of those
@@ -24,7 +24,7 @@ import datetime
 import pytest
 
 from loadaware import evict, plan, report
-from loadaware.runtime import _verdict
+from loadaware.round import _verdict
 
 NOW = datetime.datetime(2026, 11, 30, 8, 0, tzinfo=datetime.UTC)
 TARGETS = {"cpu": 0.7, "memory": 0.8}

@@ -15,7 +15,7 @@ import datetime
 import pytest
 
 from loadaware import errors, metrics, policy
-from loadaware.runtime import _relief
+from loadaware.round import _relief
 
 NOW = datetime.datetime(2026, 11, 29, 8, 0, tzinfo=datetime.UTC)
 

@@ -28,6 +28,7 @@ import datetime
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from loadaware import cluster, evict, metrics, plan, policy, report
 from loadaware.errors import ClusterError, RefusedError
@@ -94,6 +95,17 @@ class _Watch:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Relief:
+    """What the relief check found: the audit record's relief, relief_verdict and
+    relief_wait, and why to open the breaker (None: keep it closed)."""
+
+    nodes: tuple[report.NodeRelief, ...] = ()
+    verdict: str = ""
+    wait: Mapping[str, Any] = field(default_factory=dict)
+    breaker: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class ReliefCheck:
     settings: policy.LoadAwarePolicy
     kube: evict.Kube
@@ -109,19 +121,16 @@ def verify_relief(
     planned: plan.Plan,
     execution: evict.ExecutionReport,
     usage: metrics.Usage,
-    record: report.RoundRecord,
-) -> str | None:
-    """Fill record.relief, relief_verdict and relief_wait. Returns the reason to
-    open the breaker, or None."""
+) -> Relief:
+    """Wait for evidence and judge every node the round changed."""
     timing = source_timing(check.settings, usage)
     capacity = _Capacity(usage, plan.allocatable_names(check.settings))
     watches = _watches(snapshot, planned, execution, capacity)
     if not watches:
-        record.relief_verdict = "no hotspot to verify"
-        return None
+        return Relief(verdict="no hotspot to verify")
     started = check.clock()
     reads, problem, stop = _wait_for_evidence(check, snapshot, watches, timing, started)
-    record.relief_wait = {
+    wait = {
         "timeoutSeconds": timing.timeout.total_seconds(),
         "pollSeconds": timing.poll_seconds,
         "windowSeconds": timing.window_seconds,
@@ -130,14 +139,18 @@ def verify_relief(
         **({"stopped": stop} if stop else {}),
     }
     nodes = snapshot.nodes_by_name
-    record.relief = [
+    judged = [
         _judge(watch, nodes[watch.node], timing, capacity, problem, stop)
         for watch in sorted(watches.values(), key=lambda w: (w.role != "relieved", w.node))
     ]
-    verdict, breaker = _round_verdict(record.relief)
+    verdict, breaker = _round_verdict(judged)
     hotspot = any(w.role == "relieved" for w in watches.values())
-    record.relief_verdict = verdict if hotspot or breaker else "no hotspot to verify"
-    return breaker
+    return Relief(
+        nodes=tuple(judged),
+        verdict=verdict if hotspot or breaker else "no hotspot to verify",
+        wait=wait,
+        breaker=breaker,
+    )
 
 
 @dataclass(frozen=True)
@@ -298,7 +311,7 @@ def _read_evidence(
     try:
         fresh = check.read_usage(scope)
     except (RefusedError, ClusterError) as exc:
-        return f"usage could not be read ({exc.reference}: {exc})"
+        return f"usage could not be read ({exc.summary()})"
     for w in pending:
         sample = fresh.nodes.get(w.node)
         if sample is None:

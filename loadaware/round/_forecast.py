@@ -17,13 +17,9 @@ import dataclasses
 import datetime
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from loadaware import cluster, metrics, plan, policy
 from loadaware.errors import RefusedError
-
-if TYPE_CHECKING:
-    from loadaware.runtime._round import RoundContext, RoundOptions
 
 log = logging.getLogger(__name__)
 
@@ -59,37 +55,21 @@ def forecast_reader(
     return read
 
 
-def forecast_usage_reader(
-    read_usage: Callable[[cluster.ClusterState], metrics.Usage],
-    forecast: metrics.Forecast,
-) -> Callable[[cluster.ClusterState], metrics.Usage]:
-    """read_usage with the forecast's values put in place of the moment's."""
-
-    def read(state: cluster.ClusterState) -> metrics.Usage:
-        return metrics.forecast_usage(read_usage(state), forecast)
-
-    return read
-
-
-def plan_ahead(
-    context: RoundContext,
+def read_forecast(
+    reader: ForecastReader | None,
     state: cluster.ClusterState,
-    current: metrics.Usage,
-    options: RoundOptions,
-) -> tuple[RoundContext, metrics.Usage]:
-    """The context a round planned ahead runs with (its read_usage gives the forecast
-    usage), and the usage to plan on. The forecast is read once, at the round's start."""
-    horizon = options.forecast_horizon
-    assert horizon is not None
-    if context.read_forecast is None:
+    now: datetime.datetime,
+    horizon: datetime.timedelta,
+) -> metrics.Forecast:
+    """The forecast a round planned ahead plans on, read once at its start; refused
+    when the metrics source keeps none."""
+    if reader is None:
         raise RefusedError(
             "the round is to plan on a forecast and its metrics source has none "
             "(a forecast needs metrics.prometheus)",
             reference="forecast-unavailable",
         )
-    forecast = context.read_forecast(state, context.clock(), horizon)
-    read = forecast_usage_reader(context.read_usage, forecast)
-    return dataclasses.replace(context, read_usage=read), metrics.forecast_usage(current, forecast)
+    return reader(state, now, horizon)
 
 
 def with_forecast_note(planned: plan.Plan, info: metrics.ForecastInfo | None) -> plan.Plan:

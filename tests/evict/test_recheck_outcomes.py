@@ -1,0 +1,168 @@
+"""The re-check before each eviction answers as data, and the executor acts on it.
+
+Covers: Skip(reason) leaves that pod with the reason as its outcome and the
+round goes on; Stop(error) ends the evictions, the error itself is the report's
+`stopped` (a refusal stays a RefusedError, a stop asked for a
+StopRequestedError) and its summary() is what the outcomes and the audit record
+say; round.Rechecker answers Stop with the source's refusal, Stop when a stop is
+asked for, and Skip when the source is no longer hot. Against the simulated API
+with the official client, in dry run (nothing is changed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import pathlib
+
+import pytest
+
+from loadaware import cluster, evict, metrics, plan, policy, report
+from loadaware import round as rounds
+from loadaware.errors import RefusedError
+from loadaware.round import _recheck
+from tests.lib.live import live_context, metrics_server_policy
+from tests.lib.sim import sim_server
+
+
+@pytest.fixture(scope="module")
+def server():
+    with sim_server("small") as running:
+        yield running
+
+
+def _planned(
+    server, tmp_path: pathlib.Path
+) -> tuple[
+    policy.LoadAwarePolicy, rounds.RoundContext, cluster.ClusterState, metrics.Usage, plan.Plan
+]:
+    settings = metrics_server_policy()
+    context = live_context(server, tmp_path, settings)
+    snapshot = context.read_cluster()
+    usage = context.read_usage(snapshot)
+    planned = rounds.timed_plan(snapshot, usage, settings, context.clock())
+    assert len(planned.evictions) >= 3, "the small scenario plans at least three evictions"
+    return settings, context, snapshot, usage, planned
+
+
+def _execute(
+    server, tmp_path: pathlib.Path, recheck: evict.Recheck
+) -> tuple[plan.Plan, evict.ExecutionReport]:
+    settings, context, snapshot, _, planned = _planned(server, tmp_path)
+    executor = evict.Executor(
+        kube=context.kube,
+        state=evict.StateStore(context.kube, settings, context.clock),
+        policy=settings,
+        clock=context.clock,
+        sleep=context.sleep,
+        round_id="recheck",
+        dry_run=True,
+    )
+    return planned, executor.run(planned, snapshot, recheck)
+
+
+def test_skip_and_stop_reach_the_report_as_data(server, tmp_path) -> None:
+    refusal = RefusedError("node-a sample is 900s old (max 120s)", reference="stale-metrics")
+    answers: list[evict.RecheckOutcome] = [
+        evict.PROCEED,
+        evict.Skip("not this one"),
+        evict.Stop(refusal),
+    ]
+    asked: list[str] = []
+
+    def recheck(eviction: plan.Eviction) -> evict.RecheckOutcome:
+        asked.append(eviction.pod)
+        return answers[len(asked) - 1]
+
+    planned, execution = _execute(server, tmp_path, recheck)
+    pods = [e.pod for e in planned.evictions]
+    assert asked == pods[:3], "nothing is re-checked after the stop"
+    outcomes = [(o.pod, o.result, o.reason) for o in execution.outcomes]
+    assert outcomes[0] == (pods[0], "dry-run", planned.evictions[0].reason)
+    assert outcomes[1] == (pods[1], "skipped", "not this one")
+    assert outcomes[2] == (
+        pods[2],
+        "skipped",
+        "stale-metrics: node-a sample is 900s old (max 120s)",
+    )
+    assert all(
+        reason == "round stopped: stale-metrics: node-a sample is 900s old (max 120s)"
+        for _, _, reason in outcomes[3:]
+    )
+    assert len(outcomes) == len(pods)
+    # The error itself, not a text about it: the round keeps it a refusal (exit 3).
+    assert execution.stopped is refusal
+    assert execution.stop_reason == refusal.summary()
+    audit = report.round_to_json(
+        report.RoundRecord(
+            round_id="recheck",
+            trigger="once",
+            started_at=datetime.datetime.now(datetime.UTC),
+            dry_run=True,
+            policy_hash="test",
+            plan=planned,
+            execution=execution,
+        )
+    )
+    assert audit["verification"]["stopped"] == "stale-metrics: node-a sample is 900s old (max 120s)"
+
+
+def test_a_stop_asked_for_reads_as_it_was_asked(server, tmp_path) -> None:
+    def recheck(eviction: plan.Eviction) -> evict.RecheckOutcome:
+        return evict.Stop(evict.StopRequestedError("SIGTERM received"))
+
+    planned, execution = _execute(server, tmp_path, recheck)
+    assert isinstance(execution.stopped, evict.StopRequestedError)
+    assert not isinstance(execution.stopped, RefusedError)
+    assert execution.stop_reason == "SIGTERM received"
+    assert [(o.result, o.reason) for o in execution.outcomes] == [
+        ("skipped", "SIGTERM received"),
+        *[("skipped", "round stopped: SIGTERM received")] * (len(planned.evictions) - 1),
+    ]
+
+
+def test_the_rechecker_answers_stop_on_a_refusal_and_on_a_stop(server, tmp_path) -> None:
+    settings, context, snapshot, usage, planned = _planned(server, tmp_path)
+    first = planned.evictions[0]
+    refusal = RefusedError("the source answered 503", reference="metrics-query-failed")
+
+    def refusing(state: cluster.ClusterState) -> metrics.Usage:
+        raise refusal
+
+    stopping = _recheck.Rechecker(
+        settings,
+        snapshot,
+        usage,
+        read_usage=context.read_usage,
+        clock=context.clock,
+        stop_requested=lambda: "lost-leadership",
+    )
+    answer = stopping(first)
+    assert isinstance(answer, evict.Stop)
+    assert isinstance(answer.error, evict.StopRequestedError)
+    assert answer.error.summary() == "lost-leadership"
+
+    refused = _recheck.Rechecker(
+        settings, snapshot, usage, read_usage=refusing, clock=context.clock
+    )(first)
+    assert refused == evict.Stop(refusal)
+
+    fresh = _recheck.Rechecker(
+        settings, snapshot, usage, read_usage=context.read_usage, clock=context.clock
+    )
+    assert fresh(first) == evict.PROCEED
+
+
+def test_the_rechecker_skips_a_source_no_longer_hot(server, tmp_path) -> None:
+    settings, context, snapshot, usage, planned = _planned(server, tmp_path)
+    first = next(e for e in planned.evictions if e.reason == "hotspot")
+
+    def cooled(state: cluster.ClusterState) -> metrics.Usage:
+        read = context.read_usage(state)
+        calm = dataclasses.replace(read.nodes[first.node], cpu_cores=0.0, memory_bytes=0)
+        return dataclasses.replace(read, nodes={**read.nodes, first.node: calm})
+
+    answer = _recheck.Rechecker(settings, snapshot, usage, read_usage=cooled, clock=context.clock)(
+        first
+    )
+    assert answer == evict.Skip(plan.SOURCE_NOT_HOT)
