@@ -5,16 +5,14 @@ a kube-scheduler model, usage that follows the pods, and fault injection.
 
 The simulated kube-scheduler samples nodes as kube-scheduler does by default: from
 100 nodes it scores only the feasible nodes its walk over the nodeTree finds first
-(`NodeTree`, `NodeSampler`; `sim serve --percentage-of-nodes-to-score 100` scores
-every feasible node).
+(`loadaware.scheduling`'s `NodeTree` and `NodeSampler`; `sim serve
+--percentage-of-nodes-to-score 100` scores every feasible node).
 
 Only the CLI, the runtime and tests use it; nothing here takes part in a real round.
 """
 
 from loadaware.sim._clock import SimClock
 from loadaware.sim._faults import Fault, Faults
-from loadaware.sim._node_sampling import NodeSampler
-from loadaware.sim._node_tree import NodeTree
 from loadaware.sim._scenarios import (
     DEFAULT_SCENARIO,
     SCENARIO_NAMES,
@@ -39,8 +37,6 @@ __all__ = [
     "ApiError",
     "Fault",
     "Faults",
-    "NodeSampler",
-    "NodeTree",
     "Scenario",
     "SimClock",
     "SimCluster",

@@ -8,11 +8,11 @@
   Unknown, taints it unreachable (NoSchedule and NoExecute) and marks its pods
   not Ready; taint-based eviction after tolerationSeconds is not modelled.
 - kube-scheduler: Pending pods, highest priority first, go where the
-  planner's kube-scheduler model puts them (`plan.best_nodes`), through the
+  kube-scheduler model puts them (`scheduling.best_nodes`), through the
   same filters (`Occupancy.fit_failure` names the reasons of a
   FailedScheduling). From 100 nodes, as kube-scheduler does by default, only a
   sample of the feasible nodes is scored: those its walk over the nodeTree
-  finds first from a start index that moves on with every pod (_node_sampling;
+  finds first from a start index that moves on with every pod (NodeSampler;
   `percentage_of_nodes_to_score` 0 is the adaptive default, 100 scores every
   feasible node). As in kube-scheduler, a terminating pod's requests count on
   its node until the pod is gone (it is not counted for spreading), and the
@@ -49,13 +49,11 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from loadaware import cluster, errors, plan
+from loadaware import cluster, errors, scheduling
 from loadaware.sim import (
     _clock,
     _events,
     _eviction,
-    _node_sampling,
-    _node_tree,
     _pod_ips,
     _resources,
     _selectors,
@@ -179,8 +177,8 @@ class Controllers:
         self._tie_breaker = random.Random(scheduler_seed)
         # kube-scheduler's informer adds the nodes of its first list in the API's
         # order, which is the store's; later ones as they come (see _on_change).
-        self.node_sampler = _node_sampling.NodeSampler(
-            _node_tree.NodeTree(
+        self.node_sampler = scheduling.NodeSampler(
+            scheduling.NodeTree(
                 (n["metadata"]["name"], n["metadata"].get("labels") or {})
                 for n in store.objects(_resources.NODES)
             ),
@@ -890,7 +888,7 @@ class Controllers:
             ns["metadata"]["name"]: ns["metadata"].get("labels") or {}
             for ns in self.store.objects(_resources.NAMESPACES)
         }
-        occupancy = plan.Occupancy(
+        occupancy = scheduling.Occupancy(
             converted_nodes, converted_pods, namespace_labels=namespace_labels
         )
         names = [n.name for n in converted_nodes]
@@ -899,7 +897,9 @@ class Controllers:
         for raw, pod in zip(pending, incoming, strict=True):
             sample = self.node_sampler.sample(pod, occupancy, terminating=terminating)
             best = (
-                plan.best_nodes(pod, occupancy, sample, terminating=terminating) if sample else ()
+                scheduling.best_nodes(pod, occupancy, sample, terminating=terminating)
+                if sample
+                else ()
             )
             if not best:
                 self._unschedulable(raw, pod, occupancy, names, now, terminating)
@@ -930,7 +930,7 @@ class Controllers:
         self,
         raw: dict[str, Any],
         pod: Any,
-        occupancy: plan.Occupancy,
+        occupancy: scheduling.Occupancy,
         names: list[str],
         now: str,
         terminating: list[Any],
@@ -941,7 +941,7 @@ class Controllers:
         spread_checked = [n for n, r in reasons.items() if r is None or r in _AFTER_SPREAD]
         spread_failed: set[str] = set()
         if spread_checked:
-            mask = plan.spread_filter_mask(
+            mask = scheduling.spread_filter_mask(
                 pod, occupancy, occupancy.node_indexes(spread_checked), terminating
             )
             spread_failed = {
