@@ -319,5 +319,5 @@ def score_pod(
     )
 
 
-# loadaware's steering taint, the one the evictor puts on nodes (see _placement).
+# loadaware's steering taint, the one the evictor puts on nodes (plan.HOTSPOT_TAINT).
 STEERING_TAINT = Taint(key="loadaware.io/hotspot", value="true", effect="PreferNoSchedule")
