@@ -64,7 +64,7 @@ Where it departs from the descheduler, on purpose:
 
 Expected node: the descheduler does not choose one; kube-scheduler places the
 replacement. `expected_node` is where loadaware's model of the default
-kube-scheduler profile places it (`loadaware.plan.predict_replacement`: scored
+kube-scheduler profile places it (`loadaware.scheduling.predict_replacement`: scored
 while the evicted pod terminates, its requests still counted; the first by name
 of the nodes tied for the best score), applying the evictions in order, or None
 when no node fits. It is a prediction for measuring bounce-back (a replacement
@@ -85,7 +85,7 @@ from typing import Final, Literal
 
 import numpy as np
 
-from loadaware import errors, metrics, plan
+from loadaware import errors, metrics, plan, scheduling
 from loadaware.cluster import ClusterState, Pod, Taint
 from loadaware.metrics import Usage
 from loadaware.policy import LoadAwarePolicy
@@ -249,10 +249,10 @@ class _Round:
         self.rules = plan.EvictionRules.from_policy(self.policy.evictor, self.cluster)
         # nodeFit looks at the snapshot, as the descheduler's informer cache does
         # during a round; where replacements land is tracked separately.
-        self.snapshot = plan.Occupancy.from_cluster(self.cluster)
+        self.snapshot = scheduling.Occupancy.from_cluster(self.cluster)
         self.all_nodes = self.snapshot.node_indexes(self.snapshot.node_names)
         self.snapshot_position = {name: p for p, name in enumerate(self.snapshot.node_names)}
-        self.landing = plan.Occupancy.from_cluster(self.cluster)
+        self.landing = scheduling.Occupancy.from_cluster(self.cluster)
         self.landing_names = tuple(self.landing.node_names)
 
         for i in sorted(self.hot, key=self._usage_sum_key):
@@ -385,7 +385,7 @@ class _Round:
 
         # The replacement is scheduled while the evicted pod terminates, with every
         # earlier replacement placed.
-        ties = plan.predict_replacement(pod, self.landing, self.landing_names)
+        ties = scheduling.predict_replacement(pod, self.landing, self.landing_names)
         expected = ties[0] if ties else None
         self.landing.remove(pod)
         if expected is not None:

@@ -4,7 +4,7 @@
 eviction, the nodes the eviction names in `steer` carry loadaware's soft taint
 (`plan.HOTSPOT_TAINT`) while kube-scheduler places the replacement; the
 replacement is scored while its predecessor terminates, so the predecessor's
-requests still count on its node (`plan.scheduling_replacement`, loadaware's
+requests still count on its node (`scheduling.scheduling_replacement`, loadaware's
 model of the default profile). The pod's requests and usage move to where it
 lands. What the plan says it expects is only compared against that landing.
 
@@ -15,7 +15,7 @@ Two scoring regimes:
   picks at random: the replay lands on the plan's expectedNode when it is one
   of them, else on a seeded-random one.
 - sampled: kube-scheduler's default (the simulated cluster's scheduler,
-  `loadaware.sim.NodeSampler`). From 100 nodes only the feasible nodes its
+  `loadaware.scheduling.NodeSampler`). From 100 nodes only the feasible nodes its
   walk finds first are scored: nodes in nodeTree order (zones round-robin,
   each zone's nodes by name, as a scheduler that listed them from the API
   adds them), from a start index that moves on with every replacement, until
@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bench.checks import TOLERANCE, ClusterView
-from loadaware import plan, sim
+from loadaware import plan, scheduling
 from loadaware.cluster import ClusterState, Pod, Taint
 from loadaware.metrics import Usage
 from loadaware.policy import LoadAwarePolicy
@@ -106,7 +106,7 @@ def replay_plan(
     if scoring not in SCORINGS:
         raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}, not {scoring!r}")
     pods = {p.key: p for p in cluster.pods}
-    occupancy = plan.Occupancy.from_cluster(cluster)
+    occupancy = scheduling.Occupancy.from_cluster(cluster)
     names = tuple(occupancy.node_names)
     pick = random.Random(seed)
     sampler = _sampler(cluster, pick) if scoring == SAMPLED else None
@@ -125,7 +125,7 @@ def replay_plan(
         tainted.update(e.steer)
         extra_taints = {name: (plan.HOTSPOT_TAINT,) for name in e.steer}
         if sampler is None:
-            ties = plan.predict_replacement(pod, occupancy, names, extra_taints=extra_taints)
+            ties = scheduling.predict_replacement(pod, occupancy, names, extra_taints=extra_taints)
         else:
             ties = _sampled_ties(pod, occupancy, sampler, extra_taints)
         occupancy.remove(pod)
@@ -193,11 +193,11 @@ def taint_patches(evictions: Iterable[plan.Eviction]) -> int:
     return patches + len(previous)
 
 
-def _sampler(cluster: ClusterState, pick: random.Random) -> sim.NodeSampler:
+def _sampler(cluster: ClusterState, pick: random.Random) -> scheduling.NodeSampler:
     """kube-scheduler's walk over the cluster's nodes, added in name order (the API
     lists them so), starting at a random index."""
     ordered = sorted(cluster.nodes, key=lambda n: n.name)
-    sampler = sim.NodeSampler(sim.NodeTree((n.name, n.labels) for n in ordered))
+    sampler = scheduling.NodeSampler(scheduling.NodeTree((n.name, n.labels) for n in ordered))
     if ordered:
         sampler.next_start_index = pick.randrange(len(ordered))
     return sampler
@@ -205,19 +205,19 @@ def _sampler(cluster: ClusterState, pick: random.Random) -> sim.NodeSampler:
 
 def _sampled_ties(
     pod: Pod,
-    occupancy: plan.Occupancy,
-    sampler: sim.NodeSampler,
+    occupancy: scheduling.Occupancy,
+    sampler: scheduling.NodeSampler,
     extra_taints: dict[str, tuple[Taint, ...]],
 ) -> tuple[str, ...]:
     """The best-scoring nodes of the sample kube-scheduler scores for `pod`'s
     replacement, sorted by name; empty when none fits."""
-    with plan.scheduling_replacement(pod, occupancy) as (incoming, terminating):
+    with scheduling.scheduling_replacement(pod, occupancy) as (incoming, terminating):
         sample = sampler.sample(
             incoming, occupancy, extra_taints=extra_taints, terminating=terminating
         )
         if not sample:
             return ()
-        return plan.best_nodes(
+        return scheduling.best_nodes(
             incoming, occupancy, sample, extra_taints=extra_taints, terminating=terminating
         )
 

@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from loadaware import cluster, plan
+from loadaware import cluster, plan, scheduling
 from loadaware.errors import (
     ClusterError,
     LoadawareError,
@@ -89,9 +89,6 @@ class ReplacementReport:
 NO_REPLACEMENT_RULES = frozenset({"RemoveFailedPods"})
 # The first wait for a replacement to be bound; later waits double up to poll_seconds.
 _FIRST_BIND_POLL_SECONDS = 0.1
-# From this many nodes kube-scheduler scores only a sample of the feasible ones
-# (minFeasibleNodesToFind) unless percentageOfNodesToScore is 100.
-SAMPLED_CLUSTER_NODES = 100
 
 
 @dataclass(kw_only=True)
@@ -133,7 +130,9 @@ def off_plan_problem(pod: str, node: str | None, expected: str, node_count: int)
     """Why a replacement that landed on a good node other than the planned one opens
     the breaker, with the likely cause on a cluster kube-scheduler samples."""
     problem = f"replacement of {pod} landed on {node}, not on {expected} as planned"
-    if node_count >= SAMPLED_CLUSTER_NODES:
+    # From minFeasibleNodesToFind nodes kube-scheduler scores only a sample of the
+    # feasible ones unless percentageOfNodesToScore is 100.
+    if node_count >= scheduling.MIN_FEASIBLE_NODES_TO_FIND:
         problem += (
             f"; with {node_count} nodes, kube-scheduler scores only a sample of them "
             "unless its percentageOfNodesToScore is 100 "

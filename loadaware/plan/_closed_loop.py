@@ -22,11 +22,11 @@ import datetime
 from collections import Counter
 from dataclasses import dataclass
 
-from loadaware import metrics
+from loadaware import metrics, scheduling
 from loadaware.cluster import ClusterState, Pod
 from loadaware.errors import RefusedError
 from loadaware.metrics import Usage
-from loadaware.plan import _build, _classify, _profiles, _scheduler
+from loadaware.plan import _build, _classify, _profiles
 from loadaware.plan._budget import NO_CARRIED_BUDGET
 from loadaware.plan._placement import Placement
 from loadaware.plan._problem import HOTSPOT, Candidate, Problem
@@ -171,13 +171,13 @@ class LandingControl:
         if candidate is None or eviction.pod in self._landed or node not in self._names_index:
             return
         occupancy = self._placement.occupancy
-        if _scheduler.recreated_after_deletion(candidate.pod):
+        if scheduling.recreated_after_deletion(candidate.pod):
             # A StatefulSet recreates its pod only once the old one is gone.
             self.predecessor_gone(eviction, at)
         else:
             self._mark_terminating(candidate.pod, at)
         target = self._names_index[node]
-        occupancy.add(_scheduler.replacement_of(candidate.pod), node)
+        occupancy.add(scheduling.replacement_of(candidate.pod), node)
         usage = self._placement.usage
         usage[candidate.node_index] -= candidate.usage
         usage[target] += candidate.usage

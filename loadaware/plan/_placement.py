@@ -9,7 +9,7 @@ is neither hot, excluded nor the source, and that stays at or below its
 targetThresholds with the pod's usage added.
 
 From 100 nodes kube-scheduler scores only a sample of the feasible nodes
-(`_sampling`), so a replacement lands on the best node of a sample it cannot be
+(`scheduling`), so a replacement lands on the best node of a sample it cannot be
 told. There a landing is a set: the best-scoring good nodes, enough of them that
 a sample misses them all with a chance of at most `steering.missProbability`,
 and the soft taint on every other node that could outscore the weakest of them
@@ -33,14 +33,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from loadaware import scheduling
 from loadaware.cluster import ClusterState
-from loadaware.plan import _sampling, _scheduler
-from loadaware.plan._fit import IntArray, Occupancy
 from loadaware.plan._problem import AppliedMove, Candidate, Problem
 
 # The soft taint steering puts on the few nodes that would otherwise outscore a
 # replacement's chosen landing.
-HOTSPOT_TAINT = _scheduler.STEERING_TAINT
+HOTSPOT_TAINT = scheduling.STEERING_TAINT
 
 # Why a candidate's replacement may not land where it is predicted to.
 BOUNCE_BACK = "bounce-back"  # predicted back on its source or on another hot/excluded node
@@ -96,7 +95,7 @@ def _round_view(cluster: ClusterState) -> ClusterState:
     return dataclasses.replace(cluster, nodes=nodes)
 
 
-def _landing_shares(totals: IntArray, sampled: float) -> tuple[float, ...]:
+def _landing_shares(totals: scheduling.IntArray, sampled: float) -> tuple[float, ...]:
     """The chance of each node being the best of kube-scheduler's sample, given that
     the sample holds one of them: each node is in the sample with chance `sampled`
     (independently, near enough), and the best of those present wins; tied nodes
@@ -111,7 +110,7 @@ def _landing_shares(totals: IntArray, sampled: float) -> tuple[float, ...]:
     return tuple(float(c) for c in chance / chance.sum())
 
 
-def _sorted_ints(values: IntArray) -> tuple[int, ...]:
+def _sorted_ints(values: scheduling.IntArray) -> tuple[int, ...]:
     return tuple(sorted(int(i) for i in values))
 
 
@@ -124,7 +123,7 @@ class Placement:
 
     def __init__(self, problem: Problem) -> None:
         self.problem = problem
-        self.occupancy = Occupancy.from_cluster(_round_view(problem.cluster))
+        self.occupancy = scheduling.Occupancy.from_cluster(_round_view(problem.cluster))
         self.usage = problem.table.usage.copy()
         self._applied: list[tuple[Candidate, int | None]] = []
         # The usage each applied move put on its landing set's nodes, and its variance:
@@ -137,7 +136,7 @@ class Placement:
         self._names = table.names
         # Nodes kube-scheduler may choose from, as indexes of both the table and
         # the occupancy (both in node name order).
-        self._indexes: IntArray = np.arange(len(problem.cluster.nodes), dtype=np.int64)
+        self._indexes: scheduling.IntArray = np.arange(len(problem.cluster.nodes), dtype=np.int64)
         self._allowed = np.zeros(len(table.names), dtype=bool)
         self._allowed[problem.target_indexes] = True
         self._node_fit = problem.policy.evictor.node_fit
@@ -146,7 +145,7 @@ class Placement:
         self._high = np.where(np.isnan(table.high), np.inf, table.high)
         steering = problem.policy.steering
         # kube-scheduler counts every node, cordoned or not, to size its sample.
-        self._sample_size = _sampling.num_feasible_nodes_to_find(
+        self._sample_size = scheduling.num_feasible_nodes_to_find(
             steering.percentage_of_nodes_to_score, len(problem.cluster.nodes)
         )
         self._miss_probability = steering.miss_probability
@@ -165,7 +164,7 @@ class Placement:
         if candidate.terminal:
             return Landing(None)
         pod = candidate.pod
-        scores = _scheduler.score_replacement(pod, self.occupancy, self._indexes)
+        scores = scheduling.score_replacement(pod, self.occupancy, self._indexes)
         indexes = scores.indexes
         if not indexes.size:
             if self._node_fit or candidate.must_move:
@@ -211,7 +210,7 @@ class Placement:
             return self._bad(candidate, indexes[best[~good[best]]])
         return Landing(None, reason=STILL_VIOLATES)
 
-    def _sampled_landing(self, candidate: Candidate, scores: _scheduler.NodeScores) -> Landing:
+    def _sampled_landing(self, candidate: Candidate, scores: scheduling.NodeScores) -> Landing:
         """The landing when kube-scheduler scores a sample of the feasible nodes: the
         eligible set E is the best-scoring good nodes, as many as a sample cannot
         miss (but by steering.missProbability), with every good node tied with its
@@ -220,7 +219,7 @@ class Placement:
         node outside the good ones trails E by more than SCORE_MARGIN."""
         indexes, totals = scores.indexes, scores.totals
         count = len(indexes)
-        need = _sampling.eligible_needed(count, self._sample_size, self._miss_probability)
+        need = scheduling.eligible_needed(count, self._sample_size, self._miss_probability)
         # Best first; among equal totals in name order (indexes are in name order).
         order = np.argsort(-totals, kind="stable")
         good = np.zeros(count, dtype=bool)
@@ -283,7 +282,7 @@ class Placement:
         self._steered[-1] = frozenset(steer)
 
     def _good_near_top(
-        self, candidate: Candidate, indexes: IntArray, totals: IntArray
+        self, candidate: Candidate, indexes: scheduling.IntArray, totals: scheduling.IntArray
     ) -> np.ndarray:
         """Which feasible nodes are good landings, judged only among the best-scoring
         ones when a good landing is found there: every decision reads the nodes that
@@ -300,14 +299,14 @@ class Placement:
                 return good
         return self._good(candidate, indexes)
 
-    def _good(self, candidate: Candidate, indexes: IntArray) -> np.ndarray:
+    def _good(self, candidate: Candidate, indexes: scheduling.IntArray) -> np.ndarray:
         """Which of the indexed nodes are good landings for the candidate's replacement."""
         room = self.usage[indexes] + LANDING_DEVIATIONS * np.sqrt(self.variance[indexes])
         after = (room + candidate.usage) / self._scale[indexes]
         under = np.all(after <= self._high[indexes] + 1e-12, axis=1)
         return self._allowed[indexes] & (indexes != candidate.node_index) & under
 
-    def _bad(self, candidate: Candidate, indexes: IntArray) -> Landing:
+    def _bad(self, candidate: Candidate, indexes: scheduling.IntArray) -> Landing:
         """No move: the first of these (bad) landings is where it would go, and why."""
         index = int(indexes[0])
         if index == candidate.node_index or not self._allowed[index]:

@@ -12,7 +12,7 @@ import datetime
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from loadaware import cluster, metrics, plan, policy
+from loadaware import cluster, metrics, plan, policy, scheduling
 from loadaware import round as rounds
 
 
@@ -54,7 +54,7 @@ def simulate_round(
     if planned.status != "planned":
         return unchanged_result(planned)
 
-    occupancy = plan.Occupancy.from_cluster(state)
+    occupancy = scheduling.Occupancy.from_cluster(state)
     pods = {p.key: p for p in state.pods}
     schedulable = [n.name for n in state.nodes if n.ready and not n.unschedulable]
     node_usage = {name: [s.cpu_cores, s.memory_bytes] for name, s in usage.nodes.items()}
@@ -65,7 +65,7 @@ def simulate_round(
         pod = pods[eviction.pod]
         # The replacement is scheduled while its predecessor terminates, under the
         # eviction's steering taints; among tied nodes the planned one is taken.
-        ties = plan.predict_replacement(
+        ties = scheduling.predict_replacement(
             pod,
             occupancy,
             schedulable,

@@ -5,8 +5,8 @@ a kube-scheduler model, usage that follows the pods, and fault injection.
 
 The simulated kube-scheduler samples nodes as kube-scheduler does by default: from
 100 nodes it scores only the feasible nodes its walk over the nodeTree finds first
-(`NodeTree`, `NodeSampler`; `sim serve --percentage-of-nodes-to-score 100` scores
-every feasible node).
+(`loadaware.scheduling`'s `NodeTree` and `NodeSampler`; `sim serve
+--percentage-of-nodes-to-score 100` scores every feasible node).
 
 Only the CLI, the runtime and tests use it; nothing here takes part in a real round.
 
@@ -21,8 +21,6 @@ from loadaware.sim._clock import SimClock
 from loadaware.sim._cluster import SimCluster, build_cluster
 from loadaware.sim._faults import Fault, Faults
 from loadaware.sim._files import load_metrics_document, load_objects_file
-from loadaware.sim._node_sampling import NodeSampler
-from loadaware.sim._node_tree import NodeTree
 from loadaware.sim._server import SimServer, serve, start_server
 from loadaware.sim._settings import SimSettings
 from loadaware.sim._status import ApiError
@@ -40,8 +38,6 @@ __all__ = [
     "ApiError",
     "Fault",
     "Faults",
-    "NodeSampler",
-    "NodeTree",
     "Scenario",
     "SimClock",
     "SimCluster",

@@ -15,8 +15,9 @@ from collections import Counter
 
 from loadaware.cluster import ClusterState, Pod
 from loadaware.metrics import Usage
-from loadaware.plan import Occupancy, Plan, pool_of
+from loadaware.plan import Plan, pool_of
 from loadaware.policy import LoadAwarePolicy
+from loadaware.scheduling import Occupancy
 
 
 def check_plan(

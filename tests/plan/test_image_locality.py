@@ -16,9 +16,9 @@ import dataclasses
 
 from loadaware.cluster import ClusterState, ContainerImage, Node, Pod
 from loadaware.plan import build_plan
-from loadaware.plan._fit import Occupancy
-from loadaware.plan._scheduler import predict_replacement, score_pod
 from loadaware.policy import LoadAwarePolicy, parse_policy
+from loadaware.scheduling import Occupancy, predict_replacement
+from loadaware.scheduling._predict import score_pod
 from tests.lib.builders import (
     NOW,
     GiB,

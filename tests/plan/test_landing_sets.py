@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from loadaware.cluster import ClusterState
 from loadaware.metrics import Usage
-from loadaware.plan import _sampling, build_plan
+from loadaware.plan import build_plan
 from loadaware.policy import LoadAwarePolicy, parse_policy
+from loadaware.scheduling import _sampling
 from tests.lib.builders import (
     NOW,
     GiB,

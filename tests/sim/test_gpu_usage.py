@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 import yaml
 
-from loadaware import cluster, metrics, plan, policy, runtime, sim
+from loadaware import cluster, metrics, plan, policy, runtime, scheduling, sim
 from loadaware.sim import scenarios
 from tests.lib.sim import NOW, call, eviction, sim_server
 
@@ -187,11 +187,13 @@ def test_replacements_are_predicted_on_the_gpu_node_with_free_gpus(
 ) -> None:
     state = cluster.cluster_state_from_objects(scenario.objects)
     hot, idle = _roles(scenario)
-    occupancy = plan.Occupancy.from_cluster(state)
+    occupancy = scheduling.Occupancy.from_cluster(state)
     moved = [p for p in state.pods_by_node[hot] if not p.is_daemonset_pod]
     assert len(moved) == 4
     for pod in moved:
-        assert plan.predict_replacement(pod, occupancy, occupancy.node_names) == (idle,), pod.key
+        assert scheduling.predict_replacement(pod, occupancy, occupancy.node_names) == (idle,), (
+            pod.key
+        )
 
 
 def test_the_gpu_policy_moves_gpu_pods_off_the_hot_node_onto_the_idle_one(

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from bench import generate as bench_generate
-from loadaware import cli, cluster, errors, metrics, plan, policy, runtime, sim
+from loadaware import cli, cluster, errors, metrics, plan, policy, runtime, scheduling, sim
 from loadaware.sim import _resources, scenarios
 
 NOW = datetime.datetime(2026, 11, 29, 8, 0, 0, tzinfo=datetime.UTC)
@@ -656,15 +656,15 @@ def test_warm_idle_requests_send_replacements_to_warm_nodes_and_steering_to_idle
     sc = _scenario("warm-idle")
     state = cluster.cluster_state_from_objects(sc.objects)
     roles = _warm_idle_nodes()
-    occupancy = plan.Occupancy.from_cluster(state)
+    occupancy = scheduling.Occupancy.from_cluster(state)
     names = occupancy.node_names
     steer = {name: (plan.HOTSPOT_TAINT,) for name in roles["warm"] + roles["hot"]}
     for source in roles["hot"]:
         for pod in state.pods_by_node[source]:
             if pod.is_daemonset_pod:
                 continue
-            plain = plan.predict_replacement(pod, occupancy, names)
-            steered = plan.predict_replacement(pod, occupancy, names, extra_taints=steer)
+            plain = scheduling.predict_replacement(pod, occupancy, names)
+            steered = scheduling.predict_replacement(pod, occupancy, names, extra_taints=steer)
             assert plain, pod.key
             assert set(plain) <= set(roles["warm"]), pod.key
             assert steered, pod.key

@@ -64,8 +64,6 @@ def test_public_names() -> None:
             "ApiError",
             "Fault",
             "Faults",
-            "NodeSampler",
-            "NodeTree",
             "Scenario",
             "SimClock",
             "SimCluster",

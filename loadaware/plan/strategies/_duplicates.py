@@ -16,8 +16,8 @@ import math
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
+from loadaware import scheduling
 from loadaware.cluster._types import ClusterState, Pod
-from loadaware.plan import _fit
 from loadaware.plan._problem import AppliedMove, LandingCheck
 from loadaware.plan.strategies._types import (
     DUPLICATES,
@@ -46,7 +46,7 @@ def find(cluster: ClusterState, context: StrategyContext) -> list[MustMove]:
         if not crowded:
             continue
         sample = per_node[crowded[0]][0]
-        feasible = sum(1 for node in context.schedulable if _fit.node_admits(sample, node))
+        feasible = sum(1 for node in context.schedulable if scheduling.node_admits(sample, node))
         if feasible < 2:
             continue
         total = sum(len(p) for p in per_node.values())

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from loadaware import scheduling
 from loadaware.cluster._types import ClusterState, Node, Pod
-from loadaware.plan import _fit
 from loadaware.plan._problem import AppliedMove, LandingCheck
 from loadaware.plan.strategies._types import NODE_AFFINITY, MustMove, StrategyContext
 
@@ -52,7 +52,7 @@ def find(cluster: ClusterState, context: StrategyContext) -> list[MustMove]:
                 (
                     preferred_weight(pod, other)
                     for other in context.schedulable
-                    if other.name != node.name and _fit.node_admits(pod, other)
+                    if other.name != node.name and scheduling.node_admits(pod, other)
                 ),
                 default=here,
             )

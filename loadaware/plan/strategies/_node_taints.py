@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from loadaware import scheduling
 from loadaware.cluster._types import ClusterState, Node, Pod, Taint
-from loadaware.plan import _fit
 from loadaware.plan._problem import AppliedMove, LandingCheck
 from loadaware.plan.strategies._types import NODE_TAINTS, MustMove, StrategyContext
 from loadaware.policy import NodeTaintsStrategy
@@ -42,7 +42,7 @@ def counted_taints(node: Node, settings: NodeTaintsStrategy) -> tuple[Taint, ...
 
 
 def violates(pod: Pod, node: Node, settings: NodeTaintsStrategy) -> bool:
-    return any(not _fit.tolerates(pod.tolerations, t) for t in counted_taints(node, settings))
+    return any(not scheduling.tolerates(pod.tolerations, t) for t in counted_taints(node, settings))
 
 
 def find(cluster: ClusterState, context: StrategyContext) -> list[MustMove]:

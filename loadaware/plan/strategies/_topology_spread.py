@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
+from loadaware import scheduling
 from loadaware.cluster._types import ClusterState, Node, Pod, TopologySpreadConstraint
-from loadaware.plan import _fit
 from loadaware.plan._problem import AppliedMove, LandingCheck
 from loadaware.plan.strategies._node_affinity import matches_required
 from loadaware.plan.strategies._types import (
@@ -40,7 +40,8 @@ def _counted_nodes(
         if constraint.node_affinity_policy == "Honor" and not matches_required(pod, node):
             continue
         if constraint.node_taints_policy == "Honor" and any(
-            t.effect in _fit.HARD_TAINT_EFFECTS and not _fit.tolerates(pod.tolerations, t)
+            t.effect in scheduling.HARD_TAINT_EFFECTS
+            and not scheduling.tolerates(pod.tolerations, t)
             for t in node.taints
         ):
             continue

@@ -13,7 +13,8 @@ import logging
 import threading
 from typing import Any
 
-from loadaware.sim import _clock, _node_sampling, _resources, _settings, _store, _usage
+from loadaware import scheduling
+from loadaware.sim import _clock, _resources, _settings, _store, _usage
 from loadaware.sim.controllers import (
     _daemonset,
     _deployment,
@@ -55,7 +56,7 @@ class Controllers:
         self.scheduler = _scheduler.Scheduler(self.state, settings)
 
     @property
-    def node_sampler(self) -> _node_sampling.NodeSampler:
+    def node_sampler(self) -> scheduling.NodeSampler:
         return self.scheduler.node_sampler
 
     # --- one round ---

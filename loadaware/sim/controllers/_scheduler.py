@@ -1,9 +1,9 @@
 """kube-scheduler: Pending pods, highest priority first, go where the planner's
-kube-scheduler model puts them (`plan.best_nodes`), through the same filters
+kube-scheduler model puts them (`scheduling.best_nodes`), through the same filters
 (`Occupancy.fit_failure` names the reasons of a FailedScheduling). From 100 nodes, as
 kube-scheduler does by default, only a sample of the feasible nodes is scored: those
 its walk over the nodeTree finds first from a start index that moves on with every
-pod (_node_sampling; `percentage_of_nodes_to_score` 0 is the adaptive default, 100
+pod (NodeSampler; `percentage_of_nodes_to_score` 0 is the adaptive default, 100
 scores every feasible node). As in kube-scheduler, a terminating pod's requests count
 on its node until the pod is gone (it is not counted for spreading), and the choice
 among equally best-scored nodes is random (seeded: `scheduler_seed`). Preemption is
@@ -17,12 +17,10 @@ import logging
 import random
 from typing import Any
 
-from loadaware import cluster, errors, plan
+from loadaware import cluster, errors, scheduling
 from loadaware.sim import (
     _clock,
     _events,
-    _node_sampling,
-    _node_tree,
     _resources,
     _settings,
     _status,
@@ -60,8 +58,8 @@ class Scheduler:
         self._tie_breaker = random.Random(settings.scheduler_seed)
         # kube-scheduler's informer adds the nodes of its first list in the API's
         # order, which is the store's; later ones as they come (see _on_change).
-        self.node_sampler = _node_sampling.NodeSampler(
-            _node_tree.NodeTree(
+        self.node_sampler = scheduling.NodeSampler(
+            scheduling.NodeTree(
                 (n["metadata"]["name"], n["metadata"].get("labels") or {})
                 for n in state.store.objects(_resources.NODES)
             ),
@@ -136,7 +134,7 @@ class Scheduler:
             ns["metadata"]["name"]: ns["metadata"].get("labels") or {}
             for ns in self._store.objects(_resources.NAMESPACES)
         }
-        occupancy = plan.Occupancy(
+        occupancy = scheduling.Occupancy(
             converted_nodes, converted_pods, namespace_labels=namespace_labels
         )
         names = [n.name for n in converted_nodes]
@@ -145,7 +143,9 @@ class Scheduler:
         for raw, pod in zip(pending, incoming, strict=True):
             sample = self.node_sampler.sample(pod, occupancy, terminating=terminating)
             best = (
-                plan.best_nodes(pod, occupancy, sample, terminating=terminating) if sample else ()
+                scheduling.best_nodes(pod, occupancy, sample, terminating=terminating)
+                if sample
+                else ()
             )
             if not best:
                 self._unschedulable(raw, pod, occupancy, names, now, terminating)
@@ -176,7 +176,7 @@ class Scheduler:
         self,
         raw: dict[str, Any],
         pod: Any,
-        occupancy: plan.Occupancy,
+        occupancy: scheduling.Occupancy,
         names: list[str],
         now: str,
         terminating: list[Any],
@@ -187,7 +187,7 @@ class Scheduler:
         spread_checked = [n for n, r in reasons.items() if r is None or r in _AFTER_SPREAD]
         spread_failed: set[str] = set()
         if spread_checked:
-            mask = plan.spread_filter_mask(
+            mask = scheduling.spread_filter_mask(
                 pod, occupancy, occupancy.node_indexes(spread_checked), terminating
             )
             spread_failed = {

@@ -63,11 +63,11 @@ from loadaware.cluster._types import (
     Toleration,
     WeightedPodAffinityTerm,
 )
-from loadaware.plan._fit import Occupancy
-from loadaware.plan._images import normalized_image_name
-from loadaware.plan._scheduler import score_pod
+from loadaware.scheduling import Occupancy
+from loadaware.scheduling._images import normalized_image_name
+from loadaware.scheduling._predict import score_pod
 from tests.lib.builders import make_cluster
-from tests.lib.scheduler_cases import (
+from tests.scheduling.scheduler_cases import (
     HOSTNAME,
     ZONE,
     exists,

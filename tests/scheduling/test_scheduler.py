@@ -32,9 +32,8 @@ from loadaware.cluster._types import (
     Toleration,
     TopologySpreadConstraint,
 )
-from loadaware.plan import _scheduler
-from loadaware.plan._fit import Occupancy
-from loadaware.plan._scheduler import predict_node, score_nodes, score_replacement
+from loadaware.scheduling import Occupancy, _predict, _scores, _spread
+from loadaware.scheduling._predict import predict_node, score_nodes, score_replacement
 from tests.lib.builders import NOW, GiB, MiB, make_cluster, make_node, make_pod
 
 SOFT = Taint(key="loadaware.io/hotspot", effect="PreferNoSchedule")
@@ -268,7 +267,7 @@ def test_resource_scores_of_nodes_with_cpu_and_memory_are_the_general_ones(
     alloc_mem = np.array([n[1] for n in nodes] + [1], dtype=np.int64)
     cpu = np.array([int(n[0] * n[2]) for n in nodes] + [1], dtype=np.int64)
     mem = np.array([int(n[1] * n[3]) for n in nodes] + [1], dtype=np.int64)
-    for score in (_scheduler._least_allocated, _scheduler._balanced_allocation):
+    for score in (_scores.least_allocated, _scores.balanced_allocation):
         general = score(cpu, alloc_cpu, mem, alloc_mem)[:-1]
         assert np.array_equal(score(cpu[:-1], alloc_cpu[:-1], mem[:-1], alloc_mem[:-1]), general)
 
@@ -277,7 +276,7 @@ def _reference_topology_spread(pod, occ, feasible, terminating):
     """PodTopologySpread's Score and NormalizeScore as the Go code reads: per
     constraint, the matching pods of every node of the pod's node affinity whose
     domain a considered node is in, then the skew weighting and normalisation."""
-    constraints = _scheduler.spread_constraints(pod)
+    constraints = _spread.spread_constraints(pod)
     if not constraints:
         return None
     domains = [occ.domain_codes(key) for key, _skew, _sel in constraints]
@@ -294,7 +293,7 @@ def _reference_topology_spread(pod, occ, feasible, terminating):
             if t.deletion_timestamp is None and selector.matches(t.labels):
                 counts[occ.placed_index(t)] -= 1
         shifted = codes + 1
-        if key == _scheduler.HOSTNAME_KEY:
+        if key == _spread.HOSTNAME_KEY:
             size, per_node = len(considered), counts[feasible]
         else:
             present = np.bincount(shifted[considered], minlength=len(values) + 1) > 0
@@ -387,7 +386,7 @@ def test_topology_spread_scores_as_the_reference_reads_them(
     running = [p for p in pods if p.deletion_timestamp is None]
     terminating = data.draw(st.sampled_from([(), tuple(running[:1])]))
     expected = _reference_topology_spread(pod, occ, feasible, terminating)
-    got = _scheduler._topology_spread(pod, occ, feasible, terminating)
+    got = _spread.topology_spread_score(pod, occ, feasible, terminating)
     assert (got is None) == (expected is None)
     if got is not None:
         assert got.tolist() == expected.tolist()
@@ -400,7 +399,7 @@ def _fields(node: Node) -> dict[str, object]:
 def test_a_replicasets_replacement_is_scheduled_next_to_its_terminating_predecessor() -> None:
     web = make_pod("web-1", node="a")
     occ = occupancy([make_node("a"), make_node("b")], [web])
-    with _scheduler.scheduling_replacement(web, occ) as (incoming, terminating):
+    with _predict.scheduling_replacement(web, occ) as (incoming, terminating):
         assert incoming.name != web.name
         assert (incoming.labels, incoming.node_name) == (web.labels, None)
         assert terminating == (web,)
@@ -410,7 +409,7 @@ def test_a_replicasets_replacement_is_scheduled_next_to_its_terminating_predeces
 def test_a_statefulsets_pod_is_scheduled_again_once_it_is_gone() -> None:
     db = _db_pod(0, "a")
     occ = occupancy([make_node("a"), make_node("b")], [db])
-    with _scheduler.scheduling_replacement(db, occ) as (incoming, terminating):
+    with _predict.scheduling_replacement(db, occ) as (incoming, terminating):
         assert (incoming, terminating) == (db, ())
         assert occ.placement(db) is None
     assert occ.placement(db) == "a"

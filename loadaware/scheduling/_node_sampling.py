@@ -4,7 +4,7 @@ From 100 nodes kube-scheduler does not score every feasible node
 (pkg/scheduler/schedule_one.go, findNodesThatFitPod and
 findNodesThatPassFilters). It filters the nodes in nodeTree order (_node_tree)
 from `nextStartNodeIndex`, wrapping, until it has found
-`numFeasibleNodesToFind` feasible ones (`plan.num_feasible_nodes_to_find`:
+`numFeasibleNodesToFind` feasible ones (`_sampling.num_feasible_nodes_to_find`:
 adaptive by default, every node with percentageOfNodesToScore 100), scores
 only those, and moves the start index on by the nodes it checked, so the next
 pod's walk begins where this one stopped. The pod lands on the best node of
@@ -39,9 +39,9 @@ from types import MappingProxyType
 import numpy as np
 import numpy.typing as npt
 
-from loadaware import errors, plan
+from loadaware import errors
 from loadaware.cluster import Pod, Taint
-from loadaware.sim import _node_tree
+from loadaware.scheduling import _node_tree, _occupancy, _predict, _sampling
 
 _NO_TAINTS: Mapping[str, Sequence[Taint]] = MappingProxyType({})
 _NAME_FIELD = "metadata.name"
@@ -106,7 +106,7 @@ class NodeSampler:
     def sample(
         self,
         pod: Pod,
-        occupancy: plan.Occupancy,
+        occupancy: _occupancy.Occupancy,
         *,
         extra_taints: Mapping[str, Sequence[Taint]] = _NO_TAINTS,
         terminating: Collection[Pod] = (),
@@ -114,17 +114,17 @@ class NodeSampler:
         """The feasible nodes kube-scheduler scores for `pod`, in the order its walk
         met them, and the start index moved on for the next pod. `occupancy` holds
         every node of the tree; `extra_taints` and `terminating` are as for
-        `plan.best_nodes`, which scores the sample."""
+        `best_nodes`, which scores the sample."""
         order = self.tree.list()
         if not order:
             return ()
         named = named_nodes(pod)
         candidates = order if named is None else tuple(n for n in order if n in named)
         indexes = occupancy.node_indexes(candidates)
-        feasible = plan.feasible_mask(
+        feasible = _predict.feasible_mask(
             pod, occupancy, indexes, extra_taints=extra_taints, terminating=terminating
         )
-        to_find = plan.num_feasible_nodes_to_find(
+        to_find = _sampling.num_feasible_nodes_to_find(
             self.percentage_of_nodes_to_score, len(candidates)
         )
         positions, checked = walk(feasible, self.next_start_index, to_find)

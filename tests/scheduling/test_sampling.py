@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from loadaware.plan import _sampling
+from loadaware.scheduling import _sampling
 
 
 @pytest.mark.parametrize(

@@ -29,10 +29,10 @@ from loadaware.cluster._types import (
     Taint,
     TopologySpreadConstraint,
 )
-from loadaware.plan._fit import Occupancy
-from loadaware.plan._scheduler import predict_replacement, score_pod, spread_filter_mask
+from loadaware.scheduling import Occupancy, predict_replacement, spread_filter_mask
+from loadaware.scheduling._predict import score_pod
 from tests.lib.builders import make_cluster
-from tests.lib.scheduler_cases import exists, go_node, go_pod, pods_on
+from tests.scheduling.scheduler_cases import exists, go_node, go_pod, pods_on
 
 
 def hard(max_skew: int, key: str, selector: LabelSelector | None, **fields: object):

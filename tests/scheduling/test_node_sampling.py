@@ -29,9 +29,9 @@ import kubernetes.client
 import numpy as np
 import pytest
 
-from loadaware import cli, cluster, errors, kube, plan, sim
+from loadaware import cli, cluster, errors, kube, scheduling, sim
 from loadaware.cluster import NodeSelectorTerm, Requirement
-from loadaware.sim import _node_sampling, _node_tree
+from loadaware.scheduling import _node_sampling, _node_tree
 from tests.lib.builders import make_node, make_pod
 from tests.lib.live import poll
 from tests.lib.sim import NOW
@@ -43,14 +43,14 @@ def _sampler(count: int, percentage: int = 0) -> tuple[_node_sampling.NodeSample
     nodes = [make_node(f"node-{i:03d}") for i in range(count)]
     tree = _node_tree.NodeTree((n.name, n.labels) for n in nodes)
     sampler = _node_sampling.NodeSampler(tree, percentage_of_nodes_to_score=percentage)
-    return sampler, plan.Occupancy(nodes, [])
+    return sampler, scheduling.Occupancy(nodes, [])
 
 
 def test_start_index_moves_by_the_nodes_found_fair_evaluation() -> None:
     # TestFairEvaluationForNodes: 500 nodes that all fit, 30 percent so that
     # 500 is no multiple of the 150 nodes to find; more than twice round.
     sampler, occupancy = _sampler(500, percentage=30)
-    to_find = plan.num_feasible_nodes_to_find(30, 500)
+    to_find = scheduling.num_feasible_nodes_to_find(30, 500)
     assert to_find == 150
     order = sampler.tree.list()
     pod = make_pod("fits-anywhere", node=None, cpu_millicores=0, memory_bytes=0)
@@ -267,11 +267,11 @@ def test_taint_toleration_normalises_over_the_sample() -> None:
 
     sampled = _cluster([*nodes, *load, incoming])
     state = cluster.cluster_state_from_objects([*nodes, *load])
-    occupancy = plan.Occupancy.from_cluster(state)
+    occupancy = scheduling.Occupancy.from_cluster(state)
     web = cluster.cluster_state_from_objects([incoming]).pods[0]
     # The cluster's best, and it is in the sample: scoring every node and keeping
     # the sample's best would land there.
-    assert plan.best_nodes(web, occupancy, _names(120)) == ("node-000",)
+    assert scheduling.best_nodes(web, occupancy, _names(120)) == ("node-000",)
     sampled.reconcile()
     assert _bound(sampled, "web") == "node-001"
 

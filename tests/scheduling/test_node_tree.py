@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from loadaware import sim
-from loadaware.sim import _node_tree
+from loadaware.scheduling import _node_tree
 from tests.lib.sim import NOW, call
 
 REGION = _node_tree.REGION_LABEL

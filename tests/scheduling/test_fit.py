@@ -28,7 +28,7 @@ from loadaware.cluster._types import (
     Taint,
     Toleration,
 )
-from loadaware.plan._fit import FIT_REASONS, Occupancy
+from loadaware.scheduling import FIT_REASONS, Occupancy
 from tests.lib.builders import GiB, MiB, make_cluster, make_node, make_pod
 
 ZONE = "topology.kubernetes.io/zone"
