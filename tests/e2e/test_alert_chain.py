@@ -30,9 +30,9 @@ from typing import Any
 
 import pytest
 
+from bench.prometheus import free_port
 from loadaware import sim
 from tests.lib import alertmanager as lib
-from tests.lib.prometheus import free_port
 
 pytestmark = pytest.mark.slow
 

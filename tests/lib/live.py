@@ -21,11 +21,11 @@ from typing import Any
 import kubernetes.client
 import pytest
 
+from bench.prometheus import free_port
 from loadaware import cluster, evict, metrics, policy, runtime, sim
 from loadaware.cluster import ClientSettings
 from tests.lib import alertmanager
 from tests.lib.cache import caught_up
-from tests.lib.prometheus import free_port
 
 
 def metrics_server_policy(**overrides: Any) -> policy.LoadAwarePolicy:

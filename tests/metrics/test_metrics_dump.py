@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
+from bench.prometheus import GiB
 from loadaware import cli
 from loadaware.errors import InputError
 from loadaware.runtime import dump_metrics
-from tests.lib.prometheus import GiB
 from tests.metrics.conftest import PrometheusWithHistory
 
 

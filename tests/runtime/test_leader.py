@@ -24,8 +24,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from bench.prometheus import free_port
 from loadaware import policy, runtime, sim
-from tests.lib.prometheus import free_port
 
 FAST = policy.LeaderElectionSettings.model_validate(
     {
