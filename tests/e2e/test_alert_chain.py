@@ -22,10 +22,8 @@ import pathlib
 import signal
 import subprocess
 import sys
-import time
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -33,6 +31,7 @@ import pytest
 from bench.prometheus import free_port
 from loadaware import sim
 from tests.lib import alertmanager as lib
+from tests.lib.wait import poll
 
 pytestmark = pytest.mark.slow
 
@@ -149,16 +148,6 @@ serve:
 
 def _parse(text: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
-def poll(condition: Callable[[], Any], what: str, timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
-        time.sleep(0.1)
 
 
 def get(url: str) -> bytes | None:

@@ -30,7 +30,8 @@ import pytest
 import yaml
 
 from loadaware import evict, policy, report, runtime, sim
-from tests.lib.live import ScrapedSimulation, poll, prometheus_context, scraped_simulation
+from tests.lib.live import ScrapedSimulation, prometheus_context, scraped_simulation
+from tests.lib.wait import poll
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,6 @@ import http.client
 import json
 import logging
 import pathlib
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -22,6 +21,8 @@ import pytest
 from loadaware import cluster, policy, runtime, sim
 from loadaware.runtime import _serve
 from tests.lib.cache import all_watching, caught_up
+from tests.lib.sim import sim_server
+from tests.lib.wait import poll
 
 POLICY: dict[str, Any] = {
     "metrics": {"metricsServer": {}, "onStaleNode": "Exclude"},
@@ -36,14 +37,6 @@ POLICY: dict[str, Any] = {
 }
 LIST_PATHS = r"^/api/v1/(pods|nodes|namespaces)$|^/apis/[a-z.]+/v1/[a-z]+$"
 CACHED = ("pods", "nodes", "namespaces", "replicasets.apps", "deployments.apps")
-
-
-def poll(condition: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
-    return value
 
 
 class _Served:
@@ -85,19 +78,18 @@ def served(
     monkeypatch.setattr(_serve, "READY_CACHE_SECONDS", 0.0)
     monkeypatch.setattr(logging.getLogger("loadaware"), "handlers", [])
     # The service reads metrics on the wall clock: the simulated one keeps time with it.
-    server = sim.start_server(scenario="small", ready_delay=0.0, watch_bookmark_seconds=0.2)
     started: list[_Served] = []
+    with sim_server("small", wall_clock=True, watch_bookmark_seconds=0.2) as server:
 
-    def start() -> _Served:
-        started.append(_Served(server, tmp_path))
-        return started[-1]
+        def start() -> _Served:
+            started.append(_Served(server, tmp_path))
+            return started[-1]
 
-    try:
-        yield server, start
-    finally:
-        for one in started:
-            one.stop()
-        server.stop()
+        try:
+            yield server, start
+        finally:
+            for one in started:
+                one.stop()
 
 
 def test_not_ready_until_the_first_list_then_ready(

@@ -12,6 +12,7 @@ import time
 from loadaware import evict, runtime
 from tests.lib.live import live_context, metrics_server_policy
 from tests.lib.sim import sim_server
+from tests.lib.wait import poll
 from tests.runtime.conftest import SwitchLeader
 
 
@@ -38,9 +39,6 @@ def test_the_new_leader_removes_leftover_taints(tmp_path) -> None:
                 assert _tainted(server) == {"default-b-001"}
                 time.sleep(0.1)
             leader.leading = True
-            deadline = time.monotonic() + 10
-            while _tainted(server):
-                assert time.monotonic() < deadline, "the leader never removed the taint"
-                time.sleep(0.05)
+            poll(lambda: not _tainted(server), "the leader to remove the taint", 10)
         finally:
             service.stop(round_timeout=10)

@@ -18,7 +18,6 @@ import http.client
 import json
 import logging
 import pathlib
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -26,7 +25,8 @@ import pytest
 
 from loadaware import cli, cluster, policy, runtime, sim
 from loadaware.runtime import _serve
-from tests.lib.sim import call
+from tests.lib.sim import call, sim_server
+from tests.lib.wait import poll
 from tests.runtime.conftest import notification
 
 FIX = (
@@ -50,12 +50,9 @@ state:
 def live_sim(tmp_path: pathlib.Path) -> Iterator[tuple[sim.SimServer, pathlib.Path]]:
     # Real time: `run --once` judges sample ages by the wall clock, as in production.
     # No `loadaware` namespace: the small scenario has only its workloads' and the system's.
-    server = sim.start_server(scenario="small", ready_delay=0.5)
-    try:
+    with sim_server("small", wall_clock=True, ready_delay=0.5) as server:
         assert server.find("namespaces", None, "loadaware") is None
         yield server, server.write_kubeconfig(tmp_path / "kubeconfig")
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -166,16 +163,6 @@ SERVE_POLICY: dict[str, Any] = {
 }
 
 
-def poll(condition: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
 class _Served:
     def __init__(self, server: sim.SimServer, tmp_path: pathlib.Path) -> None:
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
@@ -216,19 +203,18 @@ def served(
     monkeypatch.setattr(_serve, "READY_CACHE_SECONDS", 0.0)
     # An earlier `cli.main` may have left its handler on a stream pytest has closed.
     monkeypatch.setattr(logging.getLogger("loadaware"), "handlers", [])
-    server = sim.start_server(scenario="small")
     started: list[_Served] = []
+    with sim_server("small", wall_clock=True, ready_delay=2.0) as server:
 
-    def start() -> _Served:
-        started.append(_Served(server, tmp_path))
-        return started[-1]
+        def start() -> _Served:
+            started.append(_Served(server, tmp_path))
+            return started[-1]
 
-    try:
-        yield server, start
-    finally:
-        for one in started:
-            one.stop()
-        server.stop()
+        try:
+            yield server, start
+        finally:
+            for one in started:
+                one.stop()
 
 
 def _lease_calls(server: sim.SimServer) -> Callable[[], int]:

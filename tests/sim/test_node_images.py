@@ -24,7 +24,7 @@ import pytest
 
 from loadaware import cluster, sim
 from loadaware.sim import _images, scenarios
-from tests.lib.sim import NOW, call, is_ready
+from tests.lib.sim import NOW, call, is_ready, sim_server
 
 MiB = 1024**2
 
@@ -130,12 +130,8 @@ def _filler(node: str, cpu: str) -> dict[str, Any]:
 @contextlib.contextmanager
 def _serving(*objects: dict[str, Any]) -> Iterator[sim.SimServer]:
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}}
-    clock = sim.SimClock(NOW, speed=0.0)
-    running = sim.start_server(objects=[*objects, namespace], clock=clock, ready_delay=0.0)
-    try:
+    with sim_server(None, objects=[*objects, namespace]) as running:
         yield running
-    finally:
-        running.stop()
 
 
 def _create(server: sim.SimServer, name: str, image: str) -> dict[str, Any]:

@@ -33,8 +33,8 @@ from loadaware import cli, cluster, errors, plan, sim
 from loadaware.cluster import NodeSelectorTerm, Requirement
 from loadaware.sim import _node_sampling, _node_tree
 from tests.lib.builders import make_node, make_pod
-from tests.lib.live import poll
 from tests.lib.sim import NOW
+from tests.lib.wait import poll
 
 # --- the walk ---
 

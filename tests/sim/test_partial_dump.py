@@ -39,7 +39,7 @@ import yaml
 
 from loadaware import cli, sim
 from loadaware.sim import _infer, _selectors
-from tests.lib.sim import KUBECTL, NOW, is_ready, kubectl
+from tests.lib.sim import KUBECTL, NOW, is_ready, kubectl, sim_server
 
 _PARTIAL_KINDS = ("Node", "Pod", "PodDisruptionBudget")
 _JOB_TRACKING = "batch.kubernetes.io/job-tracking"
@@ -459,13 +459,8 @@ def test_running_pods_without_container_statuses_are_ready_as_their_condition() 
 def served_partial(tmp_path: pathlib.Path) -> Iterator[tuple[sim.SimServer, pathlib.Path]]:
     objects, metrics = partial_dump()
     without_container_statuses(objects)
-    server = sim.start_server(
-        objects=objects, metrics=metrics, clock=sim.SimClock(NOW, speed=0.0), ready_delay=0.0
-    )
-    try:
+    with sim_server(None, objects=objects, metrics=metrics) as server:
         yield server, server.write_kubeconfig(tmp_path / "kubeconfig")
-    finally:
-        server.stop()
 
 
 def ready_columns(output: str) -> list[tuple[str, str]]:
@@ -638,7 +633,9 @@ def test_run_once_on_a_partial_dump_sees_its_replacements_ready(tmp_path: pathli
     policy_file = tmp_path / "policy.yaml"
     policy_file.write_text(_POLICY)
     audit = tmp_path / "audit.json"
-    with sim.start_server(objects=objects, metrics=metrics, ready_delay=0.5) as server:
+    with sim_server(
+        None, objects=objects, metrics=metrics, wall_clock=True, ready_delay=0.5
+    ) as server:
         code = cli.main(
             [
                 "run", "--once", "--policy", str(policy_file),

@@ -24,7 +24,7 @@ import pytest
 
 from loadaware import sim
 from loadaware.sim import _pod_ips
-from tests.lib.sim import NOW
+from tests.lib.sim import NOW, sim_server
 
 NODES = ("worker-a", "worker-b", "worker-c")
 
@@ -79,12 +79,8 @@ def _dump() -> list[dict[str, Any]]:
 
 @pytest.fixture
 def server() -> Iterator[sim.SimServer]:
-    clock = sim.SimClock(NOW, speed=0.0)
-    running = sim.start_server(objects=_dump(), clock=clock, ready_delay=0.0)
-    try:
+    with sim_server(None, objects=_dump()) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture
@@ -156,9 +152,7 @@ def test_pods_bound_later_get_distinct_addresses_in_their_node_cidr(
 
 
 def test_replacements_of_evicted_pods_get_distinct_addresses(tmp_path: pathlib.Path) -> None:
-    clock = sim.SimClock(NOW, speed=0.0)
-    server = sim.start_server(scenario="small", clock=clock, ready_delay=0.0)
-    try:
+    with sim_server("small") as server:
         config = server.write_kubeconfig(tmp_path / "kubeconfig")
         core = kubernetes.client.CoreV1Api(kubernetes.config.new_client_from_config(str(config)))
         _assert_distinct_inside_cidrs(core)
@@ -175,8 +169,6 @@ def test_replacements_of_evicted_pods_get_distinct_addresses(tmp_path: pathlib.P
         server.wait_for(lambda: all(server.sim.find("pods", ns, name) is None for ns, name in gone))
         pods = _assert_distinct_inside_cidrs(core)
         assert not gone & {(p.metadata.namespace, p.metadata.name) for p in pods}
-    finally:
-        server.stop()
 
 
 # --- the allocator ---

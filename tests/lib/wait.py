@@ -1,0 +1,30 @@
+"""Waiting in tests: poll a condition under a deadline, never sleep to synchronise."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT_SECONDS = 20.0
+
+
+def poll(
+    condition: Callable[[], T],
+    what: str,
+    timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    *,
+    interval: float = 0.05,
+) -> T:
+    """condition()'s first truthy value, asked every `interval` seconds.
+
+    Fails the test with "timed out after <timeout>s waiting for <what>" once
+    `timeout` seconds have passed; `what` names what the test waits for."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
+        # Polling, not synchronising: the deadline above bounds the wait.
+        time.sleep(interval)
+    return value
