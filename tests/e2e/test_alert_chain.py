@@ -31,6 +31,7 @@ import pytest
 from bench.prometheus import free_port
 from loadaware import sim
 from tests.lib import alertmanager as lib
+from tests.lib.serve import ServeClient
 from tests.lib.wait import poll
 
 pytestmark = pytest.mark.slow
@@ -150,14 +151,6 @@ def _parse(text: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def get(url: str) -> bytes | None:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.read()
-    except OSError:
-        return None
-
-
 def metric(text: str, name: str, **labels: str) -> float:
     wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
     prefix = f"{name}{{{wanted}}} " if labels else f"{name} "
@@ -215,11 +208,8 @@ def test_alert_to_relief(tmp_path: pathlib.Path) -> None:
             ],
             env=env, stdout=subprocess.DEVNULL, stderr=serve_log,
         )  # fmt: skip
-        base = f"http://127.0.0.1:{serve_port}"
-
-        def status() -> dict[str, Any] | None:
-            body = get(f"{base}/status")
-            return json.loads(body) if body else None
+        served = ServeClient(serve_port, timeout=5)
+        status = served.status
 
         poll(lambda: (s := status()) and s["leader"]["isLeader"], "loadaware to lead", 30)
 
@@ -258,7 +248,7 @@ def test_alert_to_relief(tmp_path: pathlib.Path) -> None:
 
         # Alertmanager's repeats while firing and its resolved notification: no new round.
         def page() -> str:
-            return (get(f"{base}/metrics") or b"").decode()
+            return (served.answer("/metrics") or b"").decode()
 
         poll(
             lambda: metric(page(), "loadaware_webhook_notifications_total", result="ignored") >= 1,

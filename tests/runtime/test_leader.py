@@ -12,20 +12,19 @@ SIGTERM on the survivor releases the lease and exits 0.
 
 from __future__ import annotations
 
-import json
 import os
 import pathlib
 import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 
 import pytest
 
 from bench.prometheus import free_port
 from loadaware import policy, runtime, sim
+from tests.lib.serve import ServeClient
 from tests.lib.sim import sim_server
 from tests.lib.wait import poll
 
@@ -139,11 +138,7 @@ serve:
 
 
 def status_of(port: int) -> dict[str, object] | None:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/status", timeout=2) as response:
-            return json.loads(response.read())
-    except OSError:
-        return None
+    return ServeClient(port, timeout=2).status()
 
 
 def is_leading(port: int) -> bool:
