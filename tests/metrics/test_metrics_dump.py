@@ -23,6 +23,7 @@ from bench.prometheus import GiB
 from loadaware import cli
 from loadaware.errors import InputError
 from loadaware.runtime import dump_metrics
+from tests.lib.objects import raw_pod
 from tests.lib.sim import sim_server
 from tests.metrics.conftest import PrometheusWithHistory
 
@@ -41,16 +42,9 @@ def node_object(name: str) -> dict[str, Any]:
 
 def pod_object(key: str, node: str) -> dict[str, Any]:
     namespace, name = key.split("/")
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}"},
-        "spec": {
-            "nodeName": node,
-            "containers": [{"name": "app", "resources": {"requests": {"cpu": "100m"}}}],
-        },
-        "status": {"phase": "Running"},
-    }
+    return raw_pod(
+        name, namespace=namespace, uid=f"uid-{name}", node=node, cpu="100m", phase="Running"
+    )
 
 
 def write_inputs(

@@ -24,6 +24,7 @@ import pytest
 
 from loadaware import sim
 from loadaware.sim import _pod_ips
+from tests.lib.objects import raw_pod
 from tests.lib.sim import NOW, sim_server
 
 NODES = ("worker-a", "worker-b", "worker-c")
@@ -45,25 +46,16 @@ def _node(name: str, address: str, **spec: Any) -> dict[str, Any]:
 
 
 def _pod(name: str, node: str | None = None, **status: Any) -> dict[str, Any]:
-    pod: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"}},
-        "spec": {
-            "containers": [
-                {
-                    "name": "web",
-                    "image": "nginx:1.27",
-                    "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
-                }
-            ]
-        },
-    }
-    if node is not None:
-        pod["spec"]["nodeName"] = node
-    if status:
-        pod["status"] = status
-    return pod
+    return raw_pod(
+        name,
+        labels={"app": "web"},
+        container="web",
+        image="nginx:1.27",
+        cpu="100m",
+        memory="64Mi",
+        node=node,
+        status=status or None,
+    )
 
 
 def _dump() -> list[dict[str, Any]]:
