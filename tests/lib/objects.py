@@ -1,6 +1,6 @@
 """Raw Kubernetes objects (the API's JSON, as dicts), with keyword modifiers.
 
-raw_pod("p1", node="n1", cpu="400m", owners=[owner_ref("ReplicaSet", "web-7d9f")])
+raw_pod("p1", node="n1", cpu="400m", owners=[{"kind": "ReplicaSet", "name": "web-7d9f"}])
 
 Only what a modifier asks for is written: a pod without `node` is unbound, one
 without `phase` or `status` has no status, a container without `cpu`, `memory`
@@ -11,19 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-
-def owner_ref(
-    kind: str, name: str, *, uid: str | None = None, controller: bool | None = None
-) -> dict[str, Any]:
-    """An ownerReference; apiVersion from the kind (apps/v1, batch/v1 or v1)."""
-    group = {"ReplicaSet": "apps/v1", "StatefulSet": "apps/v1", "DaemonSet": "apps/v1"}
-    group |= {"Deployment": "apps/v1", "Job": "batch/v1", "CronJob": "batch/v1"}
-    ref: dict[str, Any] = {"apiVersion": group.get(kind, "v1"), "kind": kind, "name": name}
-    ref["uid"] = uid if uid is not None else f"uid-{name}"
-    if controller is not None:
-        ref["controller"] = controller
-    return ref
 
 
 def raw_pod(
