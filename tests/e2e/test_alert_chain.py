@@ -24,6 +24,7 @@ import subprocess
 import sys
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -32,6 +33,7 @@ from bench.prometheus import free_port
 from loadaware import sim
 from tests.lib import alertmanager as lib
 from tests.lib.serve import ServeClient
+from tests.lib.sim import sim_server
 from tests.lib.wait import poll
 
 pytestmark = pytest.mark.slow
@@ -168,13 +170,19 @@ def memory_ratio(server: sim.SimServer, node: str) -> float:
     return used / to_bytes(capacity)
 
 
-def test_alert_to_relief(tmp_path: pathlib.Path) -> None:
+@pytest.fixture
+def server() -> Iterator[sim.SimServer]:
+    # Real time: Prometheus scrapes the simulated cluster while it runs.
+    with sim_server("small", wall_clock=True, ready_delay=0.5) as running:
+        yield running
+
+
+def test_alert_to_relief(tmp_path: pathlib.Path, server: sim.SimServer) -> None:
     if not lib.tools_available():
         pytest.fail("prometheus and prometheus-alertmanager are needed: run `make system-deps`")
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n")
     serve_port = free_port()
-    server = sim.start_server(scenario="small", ready_delay=0.5)
     processes: list[lib._Process] = []
     loadaware: subprocess.Popen[bytes] | None = None
     serve_log = (tmp_path / "serve.log").open("wb")
@@ -294,4 +302,3 @@ def test_alert_to_relief(tmp_path: pathlib.Path) -> None:
         serve_log.close()
         for process in reversed(processes):
             process.stop()
-        server.stop()
