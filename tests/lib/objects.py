@@ -22,6 +22,7 @@ def raw_pod(
     image: str | None = None,
     cpu: str | None = None,
     memory: str | None = None,
+    limits: Mapping[str, str] | None = None,
     containers: Sequence[Mapping[str, Any]] | None = None,
     labels: Mapping[str, str] | None = None,
     owners: Sequence[Mapping[str, Any]] | None = None,
@@ -33,7 +34,7 @@ def raw_pod(
 ) -> dict[str, Any]:
     """A Pod named `name` in `namespace`, with one container `container` (or `containers`).
 
-    cpu, memory: the container's requests. created: metadata.creationTimestamp.
+    cpu, memory: the container's requests; limits: its limits. created: metadata.creationTimestamp.
     phase and status make status (phase first, status's fields over it); spec:
     more spec fields, over the defaults."""
     metadata: dict[str, Any] = {"name": name, "namespace": namespace}
@@ -50,8 +51,11 @@ def raw_pod(
         if image is not None:
             one["image"] = image
         requests = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
-        if requests:
-            one["resources"] = {"requests": requests}
+        resources: dict[str, Any] = {"requests": requests} if requests else {}
+        if limits is not None:
+            resources["limits"] = dict(limits)
+        if resources:
+            one["resources"] = resources
         containers = [one]
     body: dict[str, Any] = {"containers": [dict(c) for c in containers]}
     if node is not None:
