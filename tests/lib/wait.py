@@ -1,4 +1,5 @@
-"""Waiting in tests: poll a condition under a deadline, never sleep to synchronise."""
+"""Waiting in tests: poll a condition under a deadline (never sleep to synchronise),
+or check that one holds for a while."""
 
 from __future__ import annotations
 
@@ -28,3 +29,15 @@ def poll(
         # Polling, not synchronising: the deadline above bounds the wait.
         time.sleep(interval)
     return value
+
+
+def hold(
+    condition: Callable[[], object], what: str, seconds: float, *, interval: float = 0.05
+) -> None:
+    """Ask `condition` every `interval` seconds for `seconds`: what must stay true for
+    a while (a follower that must not write, one leader at a time). Fails the test
+    with "<what> stopped holding after <n>s" the first time it is falsy."""
+    started = time.monotonic()
+    while (elapsed := time.monotonic() - started) < seconds:
+        assert condition(), f"{what} stopped holding after {elapsed:.1f}s"
+        time.sleep(interval)

@@ -26,7 +26,7 @@ from bench.prometheus import free_port
 from loadaware import policy, runtime, sim
 from tests.lib.serve import ServeClient
 from tests.lib.sim import sim_server
-from tests.lib.wait import poll
+from tests.lib.wait import hold, poll
 
 FAST = policy.LeaderElectionSettings.model_validate(
     {
@@ -72,11 +72,11 @@ def test_two_candidates_one_leader_and_release(
     a.start()
     b.start()
     try:
-        deadline = time.monotonic() + 2 * FAST.lease_duration.total_seconds()
-        while time.monotonic() < deadline:
-            assert not (a.is_leader() and b.is_leader())
-            assert a.is_leader()
-            time.sleep(0.05)
+        hold(
+            lambda: a.is_leader() and not b.is_leader(),
+            "a alone leading",
+            2 * FAST.lease_duration.total_seconds(),
+        )
         a.stop()
         assert not a.is_leader()
         assert lease(server)["holderIdentity"] in ("", "b")
@@ -169,9 +169,7 @@ def test_two_serve_processes_fail_over(
             )  # fmt: skip
         poll(lambda: all(status_of(p) is not None for p in ports), "both to serve", 30)
         poll(lambda: any(is_leading(p) for p in ports), "a leader", 15)
-        deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline:
-            assert sum(is_leading(p) for p in ports) == 1
+        hold(lambda: sum(is_leading(p) for p in ports) == 1, "one leader", 2.0, interval=0.0)
         leader = next(p for p in ports if is_leading(p))
         follower = next(p for p in ports if p != leader)
         assert lease(server)["holderIdentity"] == f"replica-{ports.index(leader)}"
