@@ -29,7 +29,6 @@ import queue
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -40,6 +39,7 @@ import yaml
 from loadaware import cli, sim
 from loadaware.sim import _infer, _selectors
 from tests.lib.sim import KUBECTL, NOW, is_ready, kubectl, sim_server
+from tests.lib.wait import poll
 
 _PARTIAL_KINDS = ("Node", "Pod", "PodDisruptionBudget")
 _JOB_TRACKING = "batch.kubernetes.io/job-tracking"
@@ -500,20 +500,22 @@ def replacement(
     config: pathlib.Path, owner_uid: str, known: set[str], *, timeout: float = 20.0
 ) -> dict[str, Any]:
     """Poll kubectl until a new pod of the owner is bound and Ready."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def ready_replacement() -> dict[str, Any] | None:
         items = json.loads(kubectl(config, "get", "pods", "-n", "shop", "-o", "json").stdout)
-        for pod in items["items"]:
-            if (
-                pod["metadata"]["name"] not in known
+        return next(
+            (
+                pod
+                for pod in items["items"]
+                if pod["metadata"]["name"] not in known
                 and owner_of(pod)["uid"] == owner_uid
                 and pod["spec"].get("nodeName")
                 and is_ready(pod)
-            ):
-                return pod
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"no Ready replacement within {timeout} s")
-        time.sleep(0.2)
+            ),
+            None,
+        )
+
+    return poll(ready_replacement, "a Ready replacement", timeout, interval=0.2)
 
 
 @needs_kubectl
