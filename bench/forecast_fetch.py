@@ -33,12 +33,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import IO
 
+from bench import prometheus as lib
 from bench.metrics_fetch import timed
+from bench.weekly import WEEK_SECONDS, pod_name
 from loadaware import policy
 from loadaware.metrics import PrometheusForecaster
 from loadaware.policy import MetricsSettings
-from tests.lib import prometheus as lib
-from tests.lib.weekly import WEEK_SECONDS, pod_name
 
 TARGET_SECONDS = 10.0
 REPLICAS = 10

@@ -32,10 +32,10 @@ from collections.abc import Callable, Sequence
 
 import requests
 
+from bench import prometheus as lib
 from loadaware.metrics import PrometheusProvider
 from loadaware.metrics._prometheus import _POD_VALUE, QUERY_THREADS, _marked
 from loadaware.policy import MetricsSettings
-from tests.lib import prometheus as lib
 
 TARGET_SECONDS = 5.0
 STEP_SECONDS = 60.0

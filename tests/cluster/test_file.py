@@ -25,6 +25,7 @@ import pytest
 import loadaware.cluster
 from loadaware.cluster import ClusterState, OwnerRef, cluster_state_from_objects, load_cluster_file
 from loadaware.errors import InputError
+from tests.lib.objects import raw_pod
 
 DATA = pathlib.Path(__file__).parent / "data"
 
@@ -144,12 +145,7 @@ def kubectl_json(**changes: Any) -> dict[str, Any]:
 
 
 def pod_dump(name: str, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "shop"},
-        "spec": {"containers": [{"name": "app"}], **spec},
-    }
+    return raw_pod(name, namespace="shop", **spec)
 
 
 PRIORITY_CLASSES = [

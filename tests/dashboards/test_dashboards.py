@@ -27,8 +27,8 @@ from typing import Any
 import promql_parser
 import pytest
 
-from tests.lib import prometheus as lib
-from tests.lib.prometheus import Family, GiB, NodeTruth, PodTruth
+from bench import prometheus as lib
+from bench.prometheus import Family, GiB, NodeTruth, PodTruth
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DASHBOARDS = ROOT / "dashboards"

@@ -22,17 +22,19 @@ import pathlib
 import signal
 import subprocess
 import sys
-import time
 import urllib.parse
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from bench.prometheus import free_port
 from loadaware import sim
 from tests.lib import alertmanager as lib
-from tests.lib.prometheus import free_port
+from tests.lib.serve import ServeClient
+from tests.lib.sim import sim_server
+from tests.lib.wait import poll
 
 pytestmark = pytest.mark.slow
 
@@ -151,24 +153,6 @@ def _parse(text: str) -> datetime.datetime:
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def poll(condition: Callable[[], Any], what: str, timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
-        time.sleep(0.1)
-
-
-def get(url: str) -> bytes | None:
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.read()
-    except OSError:
-        return None
-
-
 def metric(text: str, name: str, **labels: str) -> float:
     wanted = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
     prefix = f"{name}{{{wanted}}} " if labels else f"{name} "
@@ -186,13 +170,19 @@ def memory_ratio(server: sim.SimServer, node: str) -> float:
     return used / to_bytes(capacity)
 
 
-def test_alert_to_relief(tmp_path: pathlib.Path) -> None:
+@pytest.fixture
+def server() -> Iterator[sim.SimServer]:
+    # Real time: Prometheus scrapes the simulated cluster while it runs.
+    with sim_server("small", wall_clock=True, ready_delay=0.5) as running:
+        yield running
+
+
+def test_alert_to_relief(tmp_path: pathlib.Path, server: sim.SimServer) -> None:
     if not lib.tools_available():
         pytest.fail("prometheus and prometheus-alertmanager are needed: run `make system-deps`")
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN + "\n")
     serve_port = free_port()
-    server = sim.start_server(scenario="small", ready_delay=0.5)
     processes: list[lib._Process] = []
     loadaware: subprocess.Popen[bytes] | None = None
     serve_log = (tmp_path / "serve.log").open("wb")
@@ -226,11 +216,8 @@ def test_alert_to_relief(tmp_path: pathlib.Path) -> None:
             ],
             env=env, stdout=subprocess.DEVNULL, stderr=serve_log,
         )  # fmt: skip
-        base = f"http://127.0.0.1:{serve_port}"
-
-        def status() -> dict[str, Any] | None:
-            body = get(f"{base}/status")
-            return json.loads(body) if body else None
+        served = ServeClient(serve_port, timeout=5)
+        status = served.status
 
         poll(lambda: (s := status()) and s["leader"]["isLeader"], "loadaware to lead", 30)
 
@@ -269,7 +256,7 @@ def test_alert_to_relief(tmp_path: pathlib.Path) -> None:
 
         # Alertmanager's repeats while firing and its resolved notification: no new round.
         def page() -> str:
-            return (get(f"{base}/metrics") or b"").decode()
+            return (served.answer("/metrics") or b"").decode()
 
         poll(
             lambda: metric(page(), "loadaware_webhook_notifications_total", result="ignored") >= 1,
@@ -315,4 +302,3 @@ def test_alert_to_relief(tmp_path: pathlib.Path) -> None:
         serve_log.close()
         for process in reversed(processes):
             process.stop()
-        server.stop()

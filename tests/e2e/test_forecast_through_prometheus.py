@@ -1,7 +1,7 @@
 """Planning ahead of a weekday peak on a forecast read from a real Prometheus.
 
 The TSDB is backfilled (promtool) with five weeks of node-exporter and cAdvisor
-history of a small cluster (tests.lib.weekly): on weekdays from 09:00 to 10:00
+history of a small cluster (bench.weekly): on weekdays from 09:00 to 10:00
 UTC the `api` and `web` workloads use several times their usual cpu, which
 makes node-1 and node-2 hot; their pods are recreated under new names every
 week. The round runs on Monday 08:30 UTC, when every node is cold.
@@ -33,12 +33,12 @@ from dataclasses import dataclass
 
 import pytest
 
+from bench import prometheus as lib
+from bench.weekly import GiB, MiB, WeeklyCluster, WorkloadTruth
 from loadaware import cluster, evict, kube, metrics, plan, policy, report
 from loadaware import round as rounds
 from tests.lib import builders
-from tests.lib import prometheus as lib
 from tests.lib.sim import sim_server
-from tests.lib.weekly import GiB, MiB, WeeklyCluster, WorkloadTruth
 
 NOW = datetime.datetime(2026, 11, 30, 8, 30, tzinfo=datetime.UTC)  # a Monday
 HORIZON = datetime.timedelta(hours=1)

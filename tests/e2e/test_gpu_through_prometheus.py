@@ -31,7 +31,8 @@ import yaml
 
 from loadaware import evict, policy, report, sim
 from loadaware import round as rounds
-from tests.lib.live import ScrapedSimulation, poll, prometheus_context, scraped_simulation
+from tests.lib.live import ScrapedSimulation, prometheus_context, scraped_simulation
+from tests.lib.wait import poll
 
 pytestmark = pytest.mark.slow
 

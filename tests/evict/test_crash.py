@@ -15,12 +15,12 @@ import pathlib
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 from loadaware import sim
-from tests.lib.sim import call
+from tests.lib.sim import call, sim_server
+from tests.lib.wait import poll
 
 LOADAWARE = [sys.executable, "-m", "loadaware"]
 POLICY = """\
@@ -56,12 +56,19 @@ def _records(server: sim.SimServer) -> list[dict]:
     return []
 
 
+def fail_if_exited(process: subprocess.Popen[str]) -> bool:
+    """False while the process runs, so a poll goes on; fails the test with the
+    process's stderr once it has exited."""
+    assert process.poll() is None, process.communicate()[1]
+    return False
+
+
 @pytest.mark.slow
 def test_killed_run_leaves_no_budget_overrun_and_no_taint(tmp_path: pathlib.Path) -> None:
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
     now = datetime.datetime.now(datetime.UTC)
-    with sim.start_server(scenario="warm-idle", now=now, ready_delay=1.0) as server:
+    with sim_server("warm-idle", now=now, wall_clock=True, ready_delay=1.0) as server:
         call(server, "POST", "/api/v1/namespaces", {"metadata": {"name": "loadaware"}})
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
 
@@ -82,11 +89,11 @@ def test_killed_run_leaves_no_budget_overrun_and_no_taint(tmp_path: pathlib.Path
         )
 
         killed = _run(kubeconfig, policy)
-        deadline = time.monotonic() + 60
-        while len(_records(server)) < 2:
-            assert killed.poll() is None, killed.communicate()[1]
-            assert time.monotonic() < deadline, "the run never reached its second eviction"
-            time.sleep(0.05)
+        poll(
+            lambda: len(_records(server)) >= 2 or fail_if_exited(killed),
+            "the run to reach its second eviction",
+            60,
+        )
         tainted = [
             n["metadata"]["name"]
             for n in server.list("nodes")
@@ -117,21 +124,24 @@ def test_sigterm_mid_round_stops_it_and_removes_its_taints(tmp_path: pathlib.Pat
     policy = tmp_path / "policy.yaml"
     policy.write_text("metrics: {metricsServer: {}}\nstate: {namespace: loadaware}\n")
     now = datetime.datetime.now(datetime.UTC)
-    with sim.start_server(scenario="warm-idle", now=now, ready_delay=1.0) as server:
+    with sim_server("warm-idle", now=now, wall_clock=True, ready_delay=1.0) as server:
         call(server, "POST", "/api/v1/namespaces", {"metadata": {"name": "loadaware"}})
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
         # Every eviction is slow on the wire, so the signal arrives mid-round.
         call(server, "POST", "/_sim/faults", {"path": "/eviction", "latency": 3})
         running = _run(kubeconfig, policy)
-        deadline = time.monotonic() + 60
-        while not any(
-            t["key"] == "loadaware.io/hotspot"
-            for n in server.list("nodes")
-            for t in n["spec"].get("taints") or []
-        ):
-            assert running.poll() is None, running.communicate()[1]
-            assert time.monotonic() < deadline, "the round never steered an eviction"
-            time.sleep(0.05)
+        poll(
+            lambda: (
+                any(
+                    t["key"] == "loadaware.io/hotspot"
+                    for n in server.list("nodes")
+                    for t in n["spec"].get("taints") or []
+                )
+                or fail_if_exited(running)
+            ),
+            "the round to steer an eviction",
+            60,
+        )
         running.send_signal(signal.SIGTERM)
         out, err = running.communicate(timeout=60)
         audit = json.loads(out)

@@ -12,24 +12,26 @@ the set is the expected node alone and the replacement lands there.
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from loadaware import report, sim
 from loadaware import round as rounds
 from tests.lib.live import live_context, metrics_server_policy
-from tests.lib.sim import NOW
+from tests.lib.sim import NOW, sim_server
 
 pytestmark = pytest.mark.slow
 
 
-def _server(percentage: int) -> sim.SimServer:
+def _server(percentage: int) -> contextlib.AbstractContextManager[sim.SimServer]:
     generated = sim.generate_cluster(
         nodes=150, family="usage-independent", seed=3, hot_fraction=0.1, now=NOW
     )
-    return sim.start_server(
+    return sim_server(
+        None,
         objects=generated.objects,
         metrics=generated.metrics,
-        clock=sim.SimClock(NOW, speed=0.0),
         ready_delay=5.0,
         percentage_of_nodes_to_score=percentage,
     )

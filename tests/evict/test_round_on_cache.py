@@ -12,6 +12,7 @@ cannot be kept current past its bound stops the round before its next eviction
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import pathlib
 from collections.abc import Callable, Iterator
@@ -23,7 +24,7 @@ from loadaware import cluster, report, sim
 from loadaware import round as rounds
 from tests.lib.cache import caught_up
 from tests.lib.live import cached_live_context, live_context, metrics_server_policy
-from tests.lib.sim import NOW
+from tests.lib.sim import sim_server
 
 # What the cache reads; during a round on the cache none is listed or got.
 CLUSTER_KINDS = frozenset(
@@ -48,21 +49,14 @@ STALE_PATHS = r"^/api/v1/(pods|nodes|namespaces)$|^/apis/[a-z.]+/v1/[a-z]+$"
 
 @pytest.fixture
 def servers() -> Iterator[Callable[[], sim.SimServer]]:
-    started: list[sim.SimServer] = []
+    with contextlib.ExitStack() as started:
 
-    def start() -> sim.SimServer:
-        server = sim.start_server(
-            scenario="warm-idle",
-            clock=sim.SimClock(NOW, speed=0.0),
-            ready_delay=5.0,
-            watch_bookmark_seconds=0.2,
-        )
-        started.append(server)
-        return server
+        def start() -> sim.SimServer:
+            return started.enter_context(
+                sim_server("warm-idle", ready_delay=5.0, watch_bookmark_seconds=0.2)
+            )
 
-    yield start
-    for server in started:
-        server.stop()
+        yield start
 
 
 def _policy(**overrides: Any):

@@ -17,10 +17,10 @@ from typing import Any
 import kubernetes.client
 import pytest
 
-from loadaware import kube, report, sim
+from loadaware import kube, report
 from loadaware import round as rounds
 from tests.lib.live import live_context, metrics_server_policy
-from tests.lib.sim import NOW, is_ready, pods_of
+from tests.lib.sim import NOW, is_ready, pods_of, sim_server
 
 GiB = 1024**3
 
@@ -89,22 +89,18 @@ def _metrics(nodes: list[str]) -> dict[str, Any]:
 @pytest.fixture
 def server(tmp_path):
     # "a" has the ssd the web pod requires; "b" does not, yet.
-    clock = sim.SimClock(NOW, speed=0.0)
-    running = sim.start_server(
+    with sim_server(
+        None,
         objects=[_node("a", "ssd"), _node("b", "hdd")],
         metrics=_metrics(["a", "b"]),
-        clock=clock,
         ready_delay=5.0,
-    )
-    try:
+    ) as running:
         # Created through the API, so that the controllers and the scheduler act on it.
         apps = kubernetes.client.AppsV1Api(_client(running, tmp_path))
         apps.create_namespaced_deployment("default", _deployment())
         running.reconcile()
         running.advance(10)
         yield running
-    finally:
-        running.stop()
 
 
 def _label(server, name: str, disk: str, tmp_path) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import pathlib
-import time
 from typing import Any
 
 import kubernetes.client
@@ -25,6 +24,7 @@ from loadaware import evict, policy, report, sim
 from loadaware import round as rounds
 from tests.lib.live import live_context, metrics_server_policy
 from tests.lib.sim import call, sim_server
+from tests.lib.wait import poll
 
 WINDOW = 3  # the small scenario plans 4 moves: the window is what limits them
 
@@ -151,10 +151,11 @@ def test_an_eviction_carried_out_after_the_client_gave_up_stays_counted(
 
     first = _round(settings, context)
     assert first["evictions"][0]["result"] == "failed"
-    deadline = time.monotonic() + 15
-    while not ((_pod(server, slow) or {}).get("metadata") or {}).get("deletionTimestamp"):
-        assert time.monotonic() < deadline, "the API server never carried the eviction out"
-        time.sleep(0.05)
+    poll(
+        lambda: ((_pod(server, slow) or {}).get("metadata") or {}).get("deletionTimestamp"),
+        "the API server to carry the eviction out",
+        15,
+    )
     assert [(r["pod"], r["outcome"]) for r in _records(server)] == [(slow, "reserved")]
 
     store = evict.StateStore(kube, settings, context.clock)

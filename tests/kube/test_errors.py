@@ -23,8 +23,8 @@ import pytest
 import yaml
 from kubernetes.client.exceptions import ApiException
 
+from bench.prometheus import make_tls_files
 from loadaware import errors, kube
-from tests.lib.prometheus import make_tls_files
 from tests.lib.sim import sim_server
 
 

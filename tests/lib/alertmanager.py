@@ -18,7 +18,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import IO, Any
 
-from tests.lib.prometheus import free_port
+from bench.prometheus import free_port
 
 READY_TIMEOUT_SECONDS = 60.0
 

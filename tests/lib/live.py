@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import pathlib
-import time
 import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -21,12 +20,14 @@ from typing import Any
 import kubernetes.client
 import pytest
 
+from bench.prometheus import free_port
 from loadaware import cluster, evict, kube, metrics, policy, runtime, sim
 from loadaware import round as rounds
 from loadaware.kube import ClientSettings
 from tests.lib import alertmanager
 from tests.lib.cache import caught_up
-from tests.lib.prometheus import free_port
+from tests.lib.sim import sim_server
+from tests.lib.wait import poll
 
 
 def metrics_server_policy(**overrides: Any) -> policy.LoadAwarePolicy:
@@ -139,18 +140,9 @@ def prometheus_context(
         f"min(count_over_time(node_memory_MemAvailable_bytes[{rate_window_seconds + 2}s]))"
         f" >= {rate_window_seconds + 1}"
     )
-    poll(scraped, "Prometheus to have every node", timeout)
-    poll(lambda: prometheus_query(covered), "a whole rate window of samples", timeout)
+    poll(scraped, "Prometheus to have every node", timeout, interval=0.2)
+    poll(lambda: prometheus_query(covered), "a whole rate window of samples", timeout, interval=0.2)
     return context
-
-
-def poll(condition: Callable[[], Any], what: str, timeout: float) -> Any:
-    """condition()'s first truthy value, polled until `timeout` seconds have passed."""
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        assert time.monotonic() < deadline, f"timed out after {timeout}s waiting for {what}"
-        time.sleep(0.2)
-    return value
 
 
 @contextmanager
@@ -159,20 +151,19 @@ def scraped_simulation(tmp_path: pathlib.Path, scenario: str) -> Iterator[Scrape
     both stopped at the end."""
     if not alertmanager.tools_available():
         pytest.fail("prometheus is needed: run `make system-deps`")
-    server = sim.start_server(scenario=scenario, ready_delay=0.5)
-    (tmp_path / "prom").mkdir()
-    prometheus = alertmanager.ScrapingPrometheus(
-        tmp_path / "prom",
-        targets=[f"127.0.0.1:{server.port}"],
-        rules="groups: []\n",
-        alertmanager=f"127.0.0.1:{free_port()}",
-    )
-    try:
-        prometheus.start()
-        yield ScrapedSimulation(server=server, prometheus=prometheus)
-    finally:
-        prometheus.stop()
-        server.stop()
+    with sim_server(scenario, wall_clock=True, ready_delay=0.5) as server:
+        (tmp_path / "prom").mkdir()
+        prometheus = alertmanager.ScrapingPrometheus(
+            tmp_path / "prom",
+            targets=[f"127.0.0.1:{server.port}"],
+            rules="groups: []\n",
+            alertmanager=f"127.0.0.1:{free_port()}",
+        )
+        try:
+            prometheus.start()
+            yield ScrapedSimulation(server=server, prometheus=prometheus)
+        finally:
+            prometheus.stop()
 
 
 @dataclass(frozen=True)

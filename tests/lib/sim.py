@@ -1,6 +1,7 @@
 """Helpers for tests against the simulated Kubernetes API.
 
     with sim_server("small") as server:          # frozen clock at NOW, pods Ready at once
+    with sim_server("small", wall_clock=True, ready_delay=0.5) as server:  # real time
         status, body = call(server, "GET", "/api/v1/nodes")
         kubectl(server_kubeconfig, "get", "pods", "-A")
 
@@ -28,14 +29,24 @@ KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 
 @contextmanager
 def sim_server(
-    scenario: str = "small",
+    scenario: str | None = "small",
     *,
+    clock: sim.SimClock | None = None,
+    wall_clock: bool = False,
     ready_delay: float = 0.0,
     token: str | None = None,
     percentage_of_nodes_to_score: int = 0,
     watch_bookmark_seconds: float = 60.0,
+    **options: Any,
 ) -> Iterator[sim.SimServer]:
-    clock = sim.SimClock(NOW, speed=0.0)
+    """`scenario` (or the `objects` in options) served on a free port, stopped at the end.
+
+    The clock is frozen at NOW unless `clock` is given, or `wall_clock` lets the
+    cluster keep the current time (for code that judges sample ages by the wall
+    clock, as `run --once` does). options: start_server's other arguments
+    (objects, metrics, now, SimSettings fields)."""
+    if clock is None and not wall_clock:
+        clock = sim.SimClock(NOW, speed=0.0)
     server = sim.start_server(
         scenario=scenario,
         clock=clock,
@@ -43,6 +54,7 @@ def sim_server(
         token=token,
         percentage_of_nodes_to_score=percentage_of_nodes_to_score,
         watch_bookmark_seconds=watch_bookmark_seconds,
+        **options,
     )
     try:
         yield server

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.lib import prometheus as lib
-from tests.lib.prometheus import GiB, NodeTruth, PodTruth
+from bench import prometheus as lib
+from bench.prometheus import GiB, NodeTruth, PodTruth
 
 MiB = 1024**2
 STEP_SECONDS = 15.0

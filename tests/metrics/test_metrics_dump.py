@@ -19,10 +19,12 @@ from typing import Any
 
 import pytest
 
+from bench.prometheus import GiB
 from loadaware import cli
 from loadaware.errors import InputError
 from loadaware.runtime import dump_metrics
-from tests.lib.prometheus import GiB
+from tests.lib.objects import raw_pod
+from tests.lib.sim import sim_server
 from tests.metrics.conftest import PrometheusWithHistory
 
 
@@ -40,16 +42,9 @@ def node_object(name: str) -> dict[str, Any]:
 
 def pod_object(key: str, node: str) -> dict[str, Any]:
     namespace, name = key.split("/")
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": namespace, "uid": f"uid-{name}"},
-        "spec": {
-            "nodeName": node,
-            "containers": [{"name": "app", "resources": {"requests": {"cpu": "100m"}}}],
-        },
-        "status": {"phase": "Running"},
-    }
+    return raw_pod(
+        name, namespace=namespace, uid=f"uid-{name}", node=node, cpu="100m", phase="Running"
+    )
 
 
 def write_inputs(
@@ -164,15 +159,11 @@ def test_dump_console_script(prometheus: PrometheusWithHistory, tmp_path: pathli
 
 
 def test_dump_reads_the_live_cluster_and_metrics_server(tmp_path: pathlib.Path) -> None:
-    import datetime
-
-    from loadaware import sim
-
     policy_file = tmp_path / "policy.yaml"
     policy_file.write_text("metrics: {metricsServer: {}}\n")
     out = tmp_path / "metrics.json"
     # The simulator's clock runs from the real time: samples are judged against now.
-    with sim.start_server(scenario="small", now=datetime.datetime.now(datetime.UTC)) as server:
+    with sim_server("small", wall_clock=True, ready_delay=2.0) as server:
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
         code = run("--policy", str(policy_file), "--kubeconfig", str(kubeconfig), "-o", str(out))
         nodes = {n["metadata"]["name"] for n in server.list("nodes")}
@@ -187,16 +178,13 @@ def test_dump_reads_the_cluster_of_the_context_it_is_given(
 ) -> None:
     """A kubeconfig whose current context names no cluster: without --context the
     dump stops on it (exit 2), with --context it reads the simulated cluster."""
-    import datetime
 
     import yaml
-
-    from loadaware import sim
 
     policy_file = tmp_path / "policy.yaml"
     policy_file.write_text("metrics: {metricsServer: {}}\n")
     out = tmp_path / "metrics.json"
-    with sim.start_server(scenario="small", now=datetime.datetime.now(datetime.UTC)) as server:
+    with sim_server("small", wall_clock=True, ready_delay=2.0) as server:
         config = server.kubeconfig(name="simulated")
         config["contexts"].append({"name": "elsewhere", "context": {"cluster": "absent"}})
         config["current-context"] = "elsewhere"

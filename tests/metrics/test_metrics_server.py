@@ -22,6 +22,7 @@ from typing import Any
 import kubernetes.client
 import pytest
 
+from bench.prometheus import GiB, free_port
 from loadaware.errors import RefusedError
 from loadaware.metrics import (
     MetricsServerProvider,
@@ -31,7 +32,6 @@ from loadaware.metrics import (
 )
 from loadaware.metrics._metrics_server import parse_quantity
 from loadaware.policy import MetricsSettings
-from tests.lib.prometheus import GiB, free_port
 
 NOW = datetime.datetime(2026, 11, 29, 8, 0, tzinfo=datetime.UTC)
 MiB = 1024**2

@@ -26,11 +26,11 @@ from typing import Any
 import pytest
 import yaml
 
+from bench import prometheus as lib
+from bench.prometheus import Family, GiB, NodeTruth, PodTruth
 from loadaware import metrics, plan, policy
 from loadaware.errors import RefusedError
-from tests.lib import prometheus as lib
 from tests.lib.builders import make_cluster, make_node, make_pod
-from tests.lib.prometheus import Family, GiB, NodeTruth, PodTruth
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 STEP = 15.0

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 import requests
 
+from bench.prometheus import AuthProxy, GiB
 from loadaware.errors import RefusedError
 from loadaware.metrics import DEFAULT_QUERIES, NodeScope, PrometheusProvider, Usage, judge_usage
 from loadaware.policy import MetricsSettings
-from tests.lib.prometheus import AuthProxy, GiB
 from tests.metrics.conftest import FRESH_NODES, PrometheusWithHistory
 
 MiB = 1024**2

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from bench.prometheus import AuthProxy, GiB, free_port
 from loadaware.errors import RefusedError
 from loadaware.metrics import (
     HotLimits,
@@ -28,7 +29,6 @@ from loadaware.metrics import (
     judge_usage,
 )
 from loadaware.policy import MetricsSettings
-from tests.lib.prometheus import AuthProxy, GiB, free_port
 from tests.metrics.conftest import FRESH_NODES, PrometheusWithHistory
 
 FRESH_PODS = ("shop/web-1", "shop/web-2", "batch/job-1", "shop/cache-1", "shop/hot-1")

@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
+from bench.prometheus import AuthProxy, TlsFiles
 from loadaware import cli
 from loadaware.errors import RefusedError
 from loadaware.metrics import PrometheusProvider, Secret, _auth
 from loadaware.policy import MetricsSettings
-from tests.lib.prometheus import AuthProxy, TlsFiles
 from tests.metrics.conftest import FRESH_NODES, PrometheusWithHistory
 
 TOKEN = "tok-3f9c1e7a-very-secret"

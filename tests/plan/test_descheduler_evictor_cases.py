@@ -93,6 +93,7 @@ from tests.lib.builders import (
     make_usage,
     sample,
 )
+from tests.lib.objects import raw_pod
 
 SOURCE = "node1"
 BESIDE = ("node2", "node3")
@@ -150,13 +151,7 @@ def _ss_owner() -> OwnerRef:  # test.SetSSOwnerRef
 
 def _owners_as_read(*refs: Mapping[str, str]) -> dict[str, Any]:
     """The owner fields loadaware's cluster reader gives a pod with these ownerReferences."""
-    raw = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "probe", "namespace": "default", "ownerReferences": list(refs)},
-        "spec": {"nodeName": SOURCE, "containers": [{"name": "c"}]},
-        "status": {"phase": "Running"},
-    }
+    raw = raw_pod("probe", owners=list(refs), node=SOURCE, container="c", phase="Running")
     pod = cluster_state_from_objects([raw]).pods[0]
     return {"owner": pod.owner, "other_owners": pod.other_owners}
 

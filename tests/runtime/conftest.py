@@ -4,7 +4,6 @@ hold and release, a Service on a real loopback socket, notification builders."""
 from __future__ import annotations
 
 import datetime
-import http.client
 import json
 import pathlib
 import threading
@@ -16,6 +15,7 @@ import pytest
 
 from loadaware import policy, report, runtime
 from loadaware import round as rounds
+from tests.lib.serve import ServeClient
 
 TOKEN = "s3cret-token-value"
 START = datetime.datetime(2026, 11, 30, 7, 59, 0, tzinfo=datetime.UTC)  # a Monday
@@ -169,23 +169,11 @@ class Running:
         if token is not None:
             sent["Authorization"] = f"Bearer {token}"
         sent.update(headers or {})
-        connection = http.client.HTTPConnection("127.0.0.1", self.http.port, timeout=30)
-        try:
-            connection.request("POST", path, body=data, headers=sent)
-            response = connection.getresponse()
-            text = response.read()
-        finally:
-            connection.close()
-        return response.status, (json.loads(text) if text.strip() else {})
+        status, text = ServeClient(self.http.port).request("POST", path, data, sent)
+        return status, (json.loads(text) if text.strip() else {})
 
     def get(self, path: str) -> tuple[int, bytes]:
-        connection = http.client.HTTPConnection("127.0.0.1", self.http.port, timeout=30)
-        try:
-            connection.request("GET", path)
-            response = connection.getresponse()
-            return response.status, response.read()
-        finally:
-            connection.close()
+        return ServeClient(self.http.port).get(path)
 
 
 ServiceFactory = Callable[..., Running]

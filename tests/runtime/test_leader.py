@@ -12,20 +12,21 @@ SIGTERM on the survivor releases the lease and exits 0.
 
 from __future__ import annotations
 
-import json
 import os
 import pathlib
 import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 
 import pytest
 
+from bench.prometheus import free_port
 from loadaware import kube, policy, runtime, sim
-from tests.lib.prometheus import free_port
+from tests.lib.serve import ServeClient
+from tests.lib.sim import sim_server
+from tests.lib.wait import hold, poll
 
 FAST = policy.LeaderElectionSettings.model_validate(
     {
@@ -39,18 +40,14 @@ FAST = policy.LeaderElectionSettings.model_validate(
 
 @pytest.fixture
 def sim_api(tmp_path: pathlib.Path) -> Iterator[tuple[sim.SimServer, pathlib.Path]]:
-    server = sim.start_server(scenario="small")
-    try:
+    with sim_server("small", wall_clock=True, ready_delay=2.0) as server:
         yield server, server.write_kubeconfig(tmp_path / "kubeconfig")
-    finally:
-        server.stop()
 
 
-def poll(condition: Callable[[], bool], what: str, timeout: float = 15.0) -> float:
+def seconds_until(condition: Callable[[], bool], what: str, timeout: float = 15.0) -> float:
+    """How long `condition` took to hold, polled under the deadline."""
     started = time.monotonic()
-    while not condition():
-        assert time.monotonic() - started < timeout, f"timed out waiting for {what}"
-        time.sleep(0.02)
+    poll(condition, what, timeout, interval=0.02)
     return time.monotonic() - started
 
 
@@ -75,16 +72,16 @@ def test_two_candidates_one_leader_and_release(
     a.start()
     b.start()
     try:
-        deadline = time.monotonic() + 2 * FAST.lease_duration.total_seconds()
-        while time.monotonic() < deadline:
-            assert not (a.is_leader() and b.is_leader())
-            assert a.is_leader()
-            time.sleep(0.05)
+        hold(
+            lambda: a.is_leader() and not b.is_leader(),
+            "a alone leading",
+            2 * FAST.lease_duration.total_seconds(),
+        )
         a.stop()
         assert not a.is_leader()
         assert lease(server)["holderIdentity"] in ("", "b")
         # Released: b need not wait out the lease duration.
-        took = poll(b.is_leader, "b to take over")
+        took = seconds_until(b.is_leader, "b to take over")
         assert took < FAST.lease_duration.total_seconds()
         spec = lease(server)
         assert spec["holderIdentity"] == "b"
@@ -105,12 +102,12 @@ def test_leader_that_cannot_renew_steps_down_within_the_renew_deadline(
     )
     a.start()
     try:
-        poll(a.is_leader, "a to lead")
+        poll(a.is_leader, "a to lead", 15)
         server.faults.add(path="/leases", status=500)  # the API server fails every renewal
-        took = poll(lambda: not a.is_leader(), "a to step down")
+        took = seconds_until(lambda: not a.is_leader(), "a to step down")
         assert took <= FAST.renew_deadline.total_seconds() + 0.5
         assert changes[0] is True
-        poll(lambda: changes[-1] is False, "the change to be reported")
+        poll(lambda: changes[-1] is False, "the change to be reported", 15)
     finally:
         a.stop()
 
@@ -141,11 +138,7 @@ serve:
 
 
 def status_of(port: int) -> dict[str, object] | None:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/status", timeout=2) as response:
-            return json.loads(response.read())
-    except OSError:
-        return None
+    return ServeClient(port, timeout=2).status()
 
 
 def is_leading(port: int) -> bool:
@@ -176,16 +169,14 @@ def test_two_serve_processes_fail_over(
             )  # fmt: skip
         poll(lambda: all(status_of(p) is not None for p in ports), "both to serve", 30)
         poll(lambda: any(is_leading(p) for p in ports), "a leader", 15)
-        deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline:
-            assert sum(is_leading(p) for p in ports) == 1
+        hold(lambda: sum(is_leading(p) for p in ports) == 1, "one leader", 2.0, interval=0.0)
         leader = next(p for p in ports if is_leading(p))
         follower = next(p for p in ports if p != leader)
         assert lease(server)["holderIdentity"] == f"replica-{ports.index(leader)}"
 
         processes[leader].kill()  # no release: the lease must expire
         processes[leader].wait(10)
-        took = poll(lambda: is_leading(follower), "the follower to take over", 15)
+        took = seconds_until(lambda: is_leading(follower), "the follower to take over", 15)
         assert took <= 3.0 + 2 * 0.3 + 1.0  # leaseDuration, plus retries, plus polling
         assert lease(server)["holderIdentity"] == f"replica-{ports.index(follower)}"
 

@@ -21,6 +21,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from loadaware import cli, cluster, kube, sim
+from tests.lib.sim import sim_server
 
 POLICY = """\
 metrics:
@@ -45,11 +46,8 @@ def policy_file(tmp_path: pathlib.Path) -> pathlib.Path:
 @pytest.fixture
 def live_sim(tmp_path: pathlib.Path) -> Iterator[tuple[sim.SimServer, pathlib.Path]]:
     # Real time: `run --once` judges sample ages by the wall clock, as in production.
-    server = sim.start_server(scenario="peak-hour", ready_delay=0.5)
-    try:
+    with sim_server("peak-hour", wall_clock=True, ready_delay=0.5) as server:
         yield server, server.write_kubeconfig(tmp_path / "kubeconfig")
-    finally:
-        server.stop()
 
 
 def evicted_total() -> float:
@@ -141,14 +139,11 @@ def test_stale_metrics_refuse_with_exit_3(
 ) -> None:
     # The simulated cluster lives an hour in the past: every sample is an hour old.
     past = datetime.datetime.now(datetime.UTC) - datetime.timedelta(hours=1)
-    server = sim.start_server(scenario="small", clock=sim.SimClock(past, speed=1.0))
-    try:
+    with sim_server("small", clock=sim.SimClock(past, speed=1.0), ready_delay=2.0) as server:
         kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
         code = cli.main(
             ["run", "--once", "--policy", str(policy_file), "--kubeconfig", str(kubeconfig)]
         )
-    finally:
-        server.stop()
     out = capsys.readouterr()
     record = json.loads(out.out)
     assert code == 3

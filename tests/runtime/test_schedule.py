@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import datetime
 import json
-import time
-from collections.abc import Callable
 
 import pytest
 from prometheus_client import REGISTRY
 
 from loadaware import errors, policy, runtime
 from tests.lib.builders import make_cluster, make_node
+from tests.lib.wait import poll
 from tests.runtime.conftest import FakeClock, ServiceFactory, notification
 
 UTC = datetime.UTC
@@ -105,13 +104,6 @@ def virtual_time(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     monkeypatch.setattr(apscheduler.schedulers.base, "datetime", VirtualDatetime)
     monkeypatch.setattr(apscheduler.executors.base, "datetime", VirtualDatetime)
     return clock
-
-
-def poll(condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
 
 
 def settings_with(

@@ -9,19 +9,20 @@ service unready, naming the cause, and ready again once it can.
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import pathlib
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-from loadaware import cluster, kube, policy, runtime, sim
+from loadaware import cluster, sim
 from loadaware.runtime import _serve
 from tests.lib.cache import all_watching, caught_up
+from tests.lib.serve import SimService
+from tests.lib.sim import sim_server
+from tests.lib.wait import poll
 
 POLICY: dict[str, Any] = {
     "metrics": {"metricsServer": {}, "onStaleNode": "Exclude"},
@@ -38,70 +39,29 @@ LIST_PATHS = r"^/api/v1/(pods|nodes|namespaces)$|^/apis/[a-z.]+/v1/[a-z]+$"
 CACHED = ("pods", "nodes", "namespaces", "replicasets.apps", "deployments.apps")
 
 
-def poll(condition: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
-    return value
-
-
-class _Served:
-    def __init__(self, server: sim.SimServer, tmp_path: pathlib.Path) -> None:
-        kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
-        self.api = kube.api_client(kube.ClientSettings(kubeconfig=str(kubeconfig)))
-        self.service = runtime.build_service(policy.parse_policy(POLICY), self.api)
-        self.http = runtime.HttpServer(self.service, "127.0.0.1:0").start()
-        self.service.start_background()
-
-    def get(self, path: str) -> tuple[int, bytes]:
-        connection = http.client.HTTPConnection("127.0.0.1", self.http.port, timeout=30)
-        try:
-            connection.request("GET", path)
-            response = connection.getresponse()
-            return response.status, response.read()
-        finally:
-            connection.close()
-
-    def ready(self) -> cluster.ClusterCache:
-        """The service's cache, once /readyz says ready."""
-        poll(lambda: self.readyz()[0] == 200, "ready")
-        assert self.service.cache is not None
-        return self.service.cache
-
-    def readyz(self) -> tuple[int, dict[str, str]]:
-        status, body = self.get("/readyz")
-        return status, json.loads(body)["checks"]
-
-    def stop(self) -> None:
-        self.service.stop(round_timeout=10)
-        self.http.stop()
-
-
 @pytest.fixture
 def served(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[tuple[sim.SimServer, Callable[[], _Served]]]:
+) -> Iterator[tuple[sim.SimServer, Callable[[], SimService]]]:
     monkeypatch.setattr(_serve, "READY_CACHE_SECONDS", 0.0)
     monkeypatch.setattr(logging.getLogger("loadaware"), "handlers", [])
     # The service reads metrics on the wall clock: the simulated one keeps time with it.
-    server = sim.start_server(scenario="small", ready_delay=0.0, watch_bookmark_seconds=0.2)
-    started: list[_Served] = []
+    started: list[SimService] = []
+    with sim_server("small", wall_clock=True, watch_bookmark_seconds=0.2) as server:
 
-    def start() -> _Served:
-        started.append(_Served(server, tmp_path))
-        return started[-1]
+        def start() -> SimService:
+            started.append(SimService(server, tmp_path, POLICY))
+            return started[-1]
 
-    try:
-        yield server, start
-    finally:
-        for one in started:
-            one.stop()
-        server.stop()
+        try:
+            yield server, start
+        finally:
+            for one in started:
+                one.stop()
 
 
 def test_not_ready_until_the_first_list_then_ready(
-    served: tuple[sim.SimServer, Callable[[], _Served]],
+    served: tuple[sim.SimServer, Callable[[], SimService]],
 ) -> None:
     server, start = served
     slow = server.faults.add(path=r"^/api/v1/pods$", method="GET", latency=1.5, times=1)
@@ -116,7 +76,7 @@ def test_not_ready_until_the_first_list_then_ready(
 
 
 def test_a_round_on_the_warm_cache_lists_nothing_and_plans_as_a_fresh_list(
-    served: tuple[sim.SimServer, Callable[[], _Served]],
+    served: tuple[sim.SimServer, Callable[[], SimService]],
 ) -> None:
     server, start = served
     run = start()
@@ -133,7 +93,7 @@ def test_a_round_on_the_warm_cache_lists_nothing_and_plans_as_a_fresh_list(
 
 
 def test_metrics_show_events_relists_and_age(
-    served: tuple[sim.SimServer, Callable[[], _Served]],
+    served: tuple[sim.SimServer, Callable[[], SimService]],
 ) -> None:
     server, start = served
     run = start()
@@ -167,7 +127,7 @@ def test_metrics_show_events_relists_and_age(
 
 
 def test_a_stale_cache_makes_the_service_unready_until_it_recovers(
-    served: tuple[sim.SimServer, Callable[[], _Served]],
+    served: tuple[sim.SimServer, Callable[[], SimService]],
 ) -> None:
     server, start = served
     run = start()

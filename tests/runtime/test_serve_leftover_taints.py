@@ -7,11 +7,10 @@ simulated API.
 
 from __future__ import annotations
 
-import time
-
 from loadaware import evict, runtime
 from tests.lib.live import live_context, metrics_server_policy
 from tests.lib.sim import sim_server
+from tests.lib.wait import hold, poll
 from tests.runtime.conftest import SwitchLeader
 
 
@@ -33,14 +32,13 @@ def test_the_new_leader_removes_leftover_taints(tmp_path) -> None:
         service.start_background()
         try:
             # A follower must not write: give its loop a few turns (it polls each second).
-            deadline = time.monotonic() + 2.5
-            while time.monotonic() < deadline:
-                assert _tainted(server) == {"default-b-001"}
-                time.sleep(0.1)
+            hold(
+                lambda: _tainted(server) == {"default-b-001"},
+                "the taint left in place",
+                2.5,
+                interval=0.1,
+            )
             leader.leading = True
-            deadline = time.monotonic() + 10
-            while _tainted(server):
-                assert time.monotonic() < deadline, "the leader never removed the taint"
-                time.sleep(0.05)
+            poll(lambda: not _tainted(server), "the leader to remove the taint", 10)
         finally:
             service.stop(round_timeout=10)

@@ -14,19 +14,19 @@ is created; a 403 on the Lease the same way, with what to grant.
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import pathlib
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
-from loadaware import cli, kube, policy, runtime, sim
+from loadaware import cli, sim
 from loadaware.runtime import _serve
-from tests.lib.sim import call
+from tests.lib.serve import SimService
+from tests.lib.sim import call, sim_server
+from tests.lib.wait import poll
 from tests.runtime.conftest import notification
 
 FIX = (
@@ -50,12 +50,9 @@ state:
 def live_sim(tmp_path: pathlib.Path) -> Iterator[tuple[sim.SimServer, pathlib.Path]]:
     # Real time: `run --once` judges sample ages by the wall clock, as in production.
     # No `loadaware` namespace: the small scenario has only its workloads' and the system's.
-    server = sim.start_server(scenario="small", ready_delay=0.5)
-    try:
+    with sim_server("small", wall_clock=True, ready_delay=0.5) as server:
         assert server.find("namespaces", None, "loadaware") is None
         yield server, server.write_kubeconfig(tmp_path / "kubeconfig")
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -166,69 +163,26 @@ SERVE_POLICY: dict[str, Any] = {
 }
 
 
-def poll(condition: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
-class _Served:
-    def __init__(self, server: sim.SimServer, tmp_path: pathlib.Path) -> None:
-        kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
-        api = kube.api_client(kube.ClientSettings(kubeconfig=str(kubeconfig)))
-        self.service = runtime.build_service(
-            policy.parse_policy(SERVE_POLICY), api, identity="replica-0"
-        )
-        self.http = runtime.HttpServer(self.service, "127.0.0.1:0").start()
-        self.service.start_background()
-
-    def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, Any]:
-        connection = http.client.HTTPConnection("127.0.0.1", self.http.port, timeout=30)
-        try:
-            headers = {"Content-Type": "application/json"} if body is not None else {}
-            connection.request(method, path, body=body, headers=headers)
-            response = connection.getresponse()
-            return response.status, json.loads(response.read() or b"null")
-        finally:
-            connection.close()
-
-    def readyz(self) -> tuple[int, dict[str, str]]:
-        status, body = self.request("GET", "/readyz")
-        return status, body["checks"]
-
-    def leader(self) -> dict[str, Any]:
-        return self.request("GET", "/status")[1]["leader"]
-
-    def stop(self) -> None:
-        self.service.stop(round_timeout=10)
-        self.http.stop()
-
-
 @pytest.fixture
 def served(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[tuple[sim.SimServer, Callable[[], _Served]]]:
+) -> Iterator[tuple[sim.SimServer, Callable[[], SimService]]]:
     # Readiness answers are cached for a few seconds; here a change must show at once.
     monkeypatch.setattr(_serve, "READY_CACHE_SECONDS", 0.0)
     # An earlier `cli.main` may have left its handler on a stream pytest has closed.
     monkeypatch.setattr(logging.getLogger("loadaware"), "handlers", [])
-    server = sim.start_server(scenario="small")
-    started: list[_Served] = []
+    started: list[SimService] = []
+    with sim_server("small", wall_clock=True, ready_delay=2.0) as server:
 
-    def start() -> _Served:
-        started.append(_Served(server, tmp_path))
-        return started[-1]
+        def start() -> SimService:
+            started.append(SimService(server, tmp_path, SERVE_POLICY, identity="replica-0"))
+            return started[-1]
 
-    try:
-        yield server, start
-    finally:
-        for one in started:
-            one.stop()
-        server.stop()
+        try:
+            yield server, start
+        finally:
+            for one in started:
+                one.stop()
 
 
 def _lease_calls(server: sim.SimServer) -> Callable[[], int]:
@@ -242,7 +196,7 @@ def _said(caplog: pytest.LogCaptureFixture, message: str) -> list[logging.LogRec
 
 
 def test_serve_without_the_namespace_says_why_and_recovers_once_it_exists(
-    served: tuple[sim.SimServer, Callable[[], _Served]],
+    served: tuple[sim.SimServer, Callable[[], SimService]],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="loadaware")
@@ -291,7 +245,7 @@ def test_serve_without_the_namespace_says_why_and_recovers_once_it_exists(
 
 
 def test_serve_forbidden_to_use_its_lease_says_what_to_grant(
-    served: tuple[sim.SimServer, Callable[[], _Served]],
+    served: tuple[sim.SimServer, Callable[[], SimService]],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="loadaware")

@@ -33,8 +33,9 @@ from loadaware import cli, cluster, errors, kube, scheduling, sim
 from loadaware.cluster import NodeSelectorTerm, Requirement
 from loadaware.scheduling import _node_sampling, _node_tree
 from tests.lib.builders import make_node, make_pod
-from tests.lib.live import poll
+from tests.lib.objects import raw_pod
 from tests.lib.sim import NOW
+from tests.lib.wait import poll
 
 # --- the walk ---
 
@@ -156,28 +157,15 @@ def _node(
 def _pod(
     name: str, *, node: str | None = None, cpu: str = "1", memory: str = "4Gi", second: int = 0
 ) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "containers": [
-            {
-                "name": "app",
-                "image": "app:1",
-                "resources": {"requests": {"cpu": cpu, "memory": memory}},
-            }
-        ]
-    }
-    if node is not None:
-        spec["nodeName"] = node
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": "default",
-            "creationTimestamp": f"2026-11-29T07:00:{second:02d}Z",
-        },
-        "spec": spec,
-        "status": {"phase": "Running" if node else "Pending"},
-    }
+    return raw_pod(
+        name,
+        created=f"2026-11-29T07:00:{second:02d}Z",
+        image="app:1",
+        cpu=cpu,
+        memory=memory,
+        node=node,
+        phase="Running" if node else "Pending",
+    )
 
 
 def _names(count: int) -> list[str]:

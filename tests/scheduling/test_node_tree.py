@@ -19,9 +19,8 @@ from typing import Any
 
 import pytest
 
-from loadaware import sim
 from loadaware.scheduling import _node_tree
-from tests.lib.sim import NOW, call
+from tests.lib.sim import call, sim_server
 
 REGION = _node_tree.REGION_LABEL
 ZONE = _node_tree.ZONE_LABEL
@@ -316,7 +315,7 @@ def _raw_node(name: str, zone: str) -> dict[str, Any]:
 
 def test_the_simulated_cluster_keeps_its_tree_as_nodes_come_and_go() -> None:
     loaded = [_raw_node("b-1", "b"), _raw_node("a-1", "a"), _raw_node("a-2", "a")]
-    with sim.start_server(objects=loaded, clock=sim.SimClock(NOW, speed=0.0)) as server:
+    with sim_server(None, objects=loaded, ready_delay=2.0) as server:
         tree = server.sim.controllers.node_sampler.tree
         # The loaded nodes in the store's (name) order: a-1, a-2, b-1.
         assert tree.list() == ("a-1", "b-1", "a-2")

@@ -32,6 +32,7 @@ import yaml
 
 from loadaware import cluster, metrics, plan, policy, runtime, scheduling, sim
 from loadaware.sim import scenarios
+from tests.lib.objects import raw_pod
 from tests.lib.sim import NOW, call, eviction, sim_server
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -368,22 +369,15 @@ def test_a_pod_finding_too_few_free_gpus_holds_none(
     server: sim.SimServer, scenario: scenarios.Scenario
 ) -> None:
     _, idle = _roles(scenario)
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "trainer", "namespace": "ml"},
-        "spec": {
-            "nodeName": idle,
-            "tolerations": [{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}],
-            "containers": [
-                {
-                    "name": "trainer",
-                    "image": "registry.example.com/ml/trainer:1.0.0",
-                    "resources": {"limits": {GPU: "4"}},
-                }
-            ],
-        },
-    }
+    pod = raw_pod(
+        "trainer",
+        namespace="ml",
+        node=idle,
+        tolerations=[{"key": GPU, "operator": "Exists", "effect": "NoSchedule"}],
+        container="trainer",
+        image="registry.example.com/ml/trainer:1.0.0",
+        limits={GPU: "4"},
+    )
     assert call(server, "POST", "/api/v1/namespaces/ml/pods", pod)[0] == 201
     server.wait_for(
         lambda: server.sim.get("pods", "ml", "trainer")["status"].get("phase") == "Running"

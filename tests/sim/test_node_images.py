@@ -24,7 +24,8 @@ import pytest
 
 from loadaware import cluster, sim
 from loadaware.sim import _images, scenarios
-from tests.lib.sim import NOW, call, is_ready
+from tests.lib.objects import raw_pod
+from tests.lib.sim import NOW, call, is_ready, sim_server
 
 MiB = 1024**2
 
@@ -104,51 +105,28 @@ WEB_IMAGE = "registry.example.com/shop/web:2.1.0"
 
 def _filler(node: str, cpu: str) -> dict[str, Any]:
     """A running bare pod requesting `cpu`."""
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": f"filler-{node}",
-            "namespace": "shop",
-            "uid": f"uid-filler-{node}",
-            "creationTimestamp": "2026-11-28T00:00:00Z",
-        },
-        "spec": {
-            "nodeName": node,
-            "containers": [
-                {
-                    "name": "app",
-                    "image": "registry.example.com/shop/filler:1",
-                    "resources": {"requests": {"cpu": cpu}},
-                }
-            ],
-        },
-        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
-    }
+    return raw_pod(
+        f"filler-{node}",
+        namespace="shop",
+        uid=f"uid-filler-{node}",
+        created="2026-11-28T00:00:00Z",
+        node=node,
+        image="registry.example.com/shop/filler:1",
+        cpu=cpu,
+        phase="Running",
+        status={"conditions": [{"type": "Ready", "status": "True"}]},
+    )
 
 
 @contextlib.contextmanager
 def _serving(*objects: dict[str, Any]) -> Iterator[sim.SimServer]:
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}}
-    clock = sim.SimClock(NOW, speed=0.0)
-    running = sim.start_server(objects=[*objects, namespace], clock=clock, ready_delay=0.0)
-    try:
+    with sim_server(None, objects=[*objects, namespace]) as running:
         yield running
-    finally:
-        running.stop()
 
 
 def _create(server: sim.SimServer, name: str, image: str) -> dict[str, Any]:
-    pod = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "shop"},
-        "spec": {
-            "containers": [
-                {"name": "app", "image": image, "resources": {"requests": {"cpu": "500m"}}}
-            ]
-        },
-    }
+    pod = raw_pod(name, namespace="shop", image=image, cpu="500m")
     code, body = call(server, "POST", "/api/v1/namespaces/shop/pods", pod)
     assert code == 201, body
     return server.wait_for(

@@ -29,7 +29,6 @@ import queue
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -39,7 +38,8 @@ import yaml
 
 from loadaware import cli, sim
 from loadaware.sim import _infer, _selectors
-from tests.lib.sim import KUBECTL, NOW, is_ready, kubectl
+from tests.lib.sim import KUBECTL, NOW, is_ready, kubectl, sim_server
+from tests.lib.wait import poll
 
 _PARTIAL_KINDS = ("Node", "Pod", "PodDisruptionBudget")
 _JOB_TRACKING = "batch.kubernetes.io/job-tracking"
@@ -459,13 +459,8 @@ def test_running_pods_without_container_statuses_are_ready_as_their_condition() 
 def served_partial(tmp_path: pathlib.Path) -> Iterator[tuple[sim.SimServer, pathlib.Path]]:
     objects, metrics = partial_dump()
     without_container_statuses(objects)
-    server = sim.start_server(
-        objects=objects, metrics=metrics, clock=sim.SimClock(NOW, speed=0.0), ready_delay=0.0
-    )
-    try:
+    with sim_server(None, objects=objects, metrics=metrics) as server:
         yield server, server.write_kubeconfig(tmp_path / "kubeconfig")
-    finally:
-        server.stop()
 
 
 def ready_columns(output: str) -> list[tuple[str, str]]:
@@ -505,20 +500,22 @@ def replacement(
     config: pathlib.Path, owner_uid: str, known: set[str], *, timeout: float = 20.0
 ) -> dict[str, Any]:
     """Poll kubectl until a new pod of the owner is bound and Ready."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def ready_replacement() -> dict[str, Any] | None:
         items = json.loads(kubectl(config, "get", "pods", "-n", "shop", "-o", "json").stdout)
-        for pod in items["items"]:
-            if (
-                pod["metadata"]["name"] not in known
+        return next(
+            (
+                pod
+                for pod in items["items"]
+                if pod["metadata"]["name"] not in known
                 and owner_of(pod)["uid"] == owner_uid
                 and pod["spec"].get("nodeName")
                 and is_ready(pod)
-            ):
-                return pod
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"no Ready replacement within {timeout} s")
-        time.sleep(0.2)
+            ),
+            None,
+        )
+
+    return poll(ready_replacement, "a Ready replacement", timeout, interval=0.2)
 
 
 @needs_kubectl
@@ -638,7 +635,9 @@ def test_run_once_on_a_partial_dump_sees_its_replacements_ready(tmp_path: pathli
     policy_file = tmp_path / "policy.yaml"
     policy_file.write_text(_POLICY)
     audit = tmp_path / "audit.json"
-    with sim.start_server(objects=objects, metrics=metrics, ready_delay=0.5) as server:
+    with sim_server(
+        None, objects=objects, metrics=metrics, wall_clock=True, ready_delay=0.5
+    ) as server:
         code = cli.main(
             [
                 "run", "--once", "--policy", str(policy_file),

@@ -24,7 +24,8 @@ import pytest
 
 from loadaware import sim
 from loadaware.sim import _pod_ips
-from tests.lib.sim import NOW
+from tests.lib.objects import raw_pod
+from tests.lib.sim import NOW, sim_server
 
 NODES = ("worker-a", "worker-b", "worker-c")
 
@@ -45,25 +46,16 @@ def _node(name: str, address: str, **spec: Any) -> dict[str, Any]:
 
 
 def _pod(name: str, node: str | None = None, **status: Any) -> dict[str, Any]:
-    pod: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "labels": {"app": "web"}},
-        "spec": {
-            "containers": [
-                {
-                    "name": "web",
-                    "image": "nginx:1.27",
-                    "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
-                }
-            ]
-        },
-    }
-    if node is not None:
-        pod["spec"]["nodeName"] = node
-    if status:
-        pod["status"] = status
-    return pod
+    return raw_pod(
+        name,
+        labels={"app": "web"},
+        container="web",
+        image="nginx:1.27",
+        cpu="100m",
+        memory="64Mi",
+        node=node,
+        status=status or None,
+    )
 
 
 def _dump() -> list[dict[str, Any]]:
@@ -79,12 +71,8 @@ def _dump() -> list[dict[str, Any]]:
 
 @pytest.fixture
 def server() -> Iterator[sim.SimServer]:
-    clock = sim.SimClock(NOW, speed=0.0)
-    running = sim.start_server(objects=_dump(), clock=clock, ready_delay=0.0)
-    try:
+    with sim_server(None, objects=_dump()) as running:
         yield running
-    finally:
-        running.stop()
 
 
 @pytest.fixture
@@ -156,9 +144,7 @@ def test_pods_bound_later_get_distinct_addresses_in_their_node_cidr(
 
 
 def test_replacements_of_evicted_pods_get_distinct_addresses(tmp_path: pathlib.Path) -> None:
-    clock = sim.SimClock(NOW, speed=0.0)
-    server = sim.start_server(scenario="small", clock=clock, ready_delay=0.0)
-    try:
+    with sim_server("small") as server:
         config = server.write_kubeconfig(tmp_path / "kubeconfig")
         core = kubernetes.client.CoreV1Api(kubernetes.config.new_client_from_config(str(config)))
         _assert_distinct_inside_cidrs(core)
@@ -175,8 +161,6 @@ def test_replacements_of_evicted_pods_get_distinct_addresses(tmp_path: pathlib.P
         server.wait_for(lambda: all(server.sim.find("pods", ns, name) is None for ns, name in gone))
         pods = _assert_distinct_inside_cidrs(core)
         assert not gone & {(p.metadata.namespace, p.metadata.name) for p in pods}
-    finally:
-        server.stop()
 
 
 # --- the allocator ---

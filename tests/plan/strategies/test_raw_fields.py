@@ -13,16 +13,20 @@ import pytest
 
 from loadaware.cluster import cluster_state_from_objects
 from loadaware.errors import InputError
+from tests.lib.objects import raw_pod
 
 
 def _pod(spec_extra=None, status_extra=None):
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "web-1", "namespace": "shop", "labels": {"app": "web", "rev": "7"}},
-        "spec": {"nodeName": "a", "containers": [{"name": "web"}], **(spec_extra or {})},
-        "status": {"phase": "Running", **(status_extra or {})},
-    }
+    return raw_pod(
+        "web-1",
+        namespace="shop",
+        labels={"app": "web", "rev": "7"},
+        node="a",
+        container="web",
+        phase="Running",
+        status=status_extra,
+        **(spec_extra or {}),
+    )
 
 
 def _convert(pod):

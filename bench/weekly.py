@@ -15,7 +15,7 @@ recovers it exactly. History runs to `end`, which may lie after the test's
 during the coming peak, for the proof after it.
 
 Backfilled with `promtool tsdb create-blocks-from openmetrics` and served by
-tests.lib.prometheus.PrometheusServer.
+bench.prometheus.PrometheusServer.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pathlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tests.lib import prometheus as lib
+from bench import prometheus as lib
 
 GiB = 1024**3
 MiB = 1024**2
