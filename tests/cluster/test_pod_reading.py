@@ -196,6 +196,14 @@ def read(converter: _convert.Converter, raw: dict[str, Any]) -> tuple[str, Any]:
         "spec": {"containers": [{"name": "app", "resources": {"requests": {"cpu": "1x"}}}]},
     }
 )
+@example(  # a null init container reads as an empty one, as a null container does
+    {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "web-1"},
+        "spec": {"containers": [None], "initContainers": [None]},
+    }
+)
 def test_the_fast_reading_reads_every_pod_as_the_checked_one(raw: dict[str, Any]) -> None:
     checked = read(_convert.Converter(_reading.CheckedReading()), raw)
     assert read(FAST, raw) == checked
