@@ -19,10 +19,10 @@ from loadaware.cluster import _fields, _objects, _reading, _selectors, _types
 def read_pod(
     raw: _fields.RawObject, r: _fields.FieldReader, reading: _reading.CheckedReading
 ) -> tuple[_types.Pod, bool]:
-    """The pod but for what needs the rest of the input, for
-    _convert._complete_pod: its
-    `workload` (the top of the owner chain) is None, and where spec.priority is not
-    set (then the bool is True) its `priority` is 0 until its priority class is known."""
+    """The pod but for what needs the rest of the input, for _convert._complete_pod:
+    its `workload` (the top of the owner chain) is None, and where spec.priority is
+    not set (then the bool is True) its `priority` is 0 until its priority class is
+    known."""
     meta = raw["metadata"]
     spec = r.mapping(raw.get("spec"), "spec")
     status = r.mapping(raw.get("status"), "status")
@@ -64,15 +64,26 @@ def read_pod(
         preferred_node_affinity = ()
         preferred_pod_affinity = preferred_pod_anti_affinity = ()
     labels = r.string_map(meta.get("labels"), "metadata.labels")
+    uid = r.string(meta.get("uid"), "metadata.uid")
+    node_name = r.string(spec.get("nodeName"), "spec.nodeName") or None
+    # The API server starts every pod as Pending.
+    phase = r.string(status.get("phase"), "status.phase") or "Pending"
+    ready = _objects.condition_is_true(r, status, "Ready")
+    priority = _explicit_priority(r, spec)  # 0 where it comes from the class
+    creation = reading.timestamp(r, meta.get("creationTimestamp"), "metadata.creationTimestamp")
+    deletion = reading.timestamp(r, meta.get("deletionTimestamp"), "metadata.deletionTimestamp")
+    # Read here, where the restart count was read on its own: the pod's restarts are
+    # its containers' (not its init containers').
+    container_statuses = reading.container_statuses(r, status)
+    restart_count = sum([s.restart_count for s in container_statuses if not s.init])
 
     pod = _types.new_pod(
         namespace=namespace,
         name=meta["name"],
-        uid=r.string(meta.get("uid"), "metadata.uid"),
-        node_name=r.string(spec.get("nodeName"), "spec.nodeName") or None,
-        # The API server starts every pod as Pending.
-        phase=r.string(status.get("phase"), "status.phase") or "Pending",
-        ready=_objects.condition_is_true(r, status, "Ready"),
+        uid=uid,
+        node_name=node_name,
+        phase=phase,
+        ready=ready,
         labels=labels,
         annotations=annotations,
         owner=owner,
@@ -82,16 +93,12 @@ def read_pod(
         cpu_request_millicores=_quantity.nanos_to_millicores(cpu),
         memory_request_bytes=_quantity.nanos_to_units(memory),
         extended_requests=extended,
-        priority=_explicit_priority(r, spec),  # 0 where it comes from the class
+        priority=priority,
         priority_class_name=priority_class_name,
         qos_class=qos_class,
-        creation_timestamp=reading.timestamp(
-            r, meta.get("creationTimestamp"), "metadata.creationTimestamp"
-        ),
-        deletion_timestamp=reading.timestamp(
-            r, meta.get("deletionTimestamp"), "metadata.deletionTimestamp"
-        ),
-        restart_count=_restart_count(r, status),
+        creation_timestamp=creation,
+        deletion_timestamp=deletion,
+        restart_count=restart_count,
         has_local_storage=has_local_storage,
         has_pvc=has_pvc,
         has_resource_claims=bool(r.sequence(spec.get("resourceClaims"), "spec.resourceClaims")),
@@ -108,7 +115,7 @@ def read_pod(
         topology_spread_constraints=_selectors.spread_constraints(r, spec, labels),
         start_time=reading.timestamp(r, status.get("startTime"), "status.startTime"),
         status_reason=r.string(status.get("reason"), "status.reason"),
-        container_statuses=reading.container_statuses(r, status),
+        container_statuses=container_statuses,
         container_images=reading.container_images(r, containers, init_containers),
     )
     return pod, spec.get("priority") is None
@@ -171,16 +178,3 @@ def _pod_qos_class(
 def _explicit_priority(r: _fields.FieldReader, spec: Mapping[str, Any]) -> int:
     value = spec.get("priority")
     return 0 if value is None else r.integer(value, "spec.priority")
-
-
-def _restart_count(r: _fields.FieldReader, status: Mapping[str, Any]) -> int:
-    total = 0
-    path = "status.containerStatuses"
-    for i, item in enumerate(r.sequence(status.get("containerStatuses"), path)):
-        entry = item if type(item) is dict else r.mapping(item, "{}[{}]", path, i)
-        count = entry.get("restartCount")
-        if type(count) is int:
-            total += count
-        elif count is not None:
-            total += r.integer(count, "{}[{}].restartCount", path, i)
-    return total

@@ -36,7 +36,7 @@ def keep(table: dict[_K, _V], key: _K, value: _V, kept: int = KEPT) -> _V:
 class SharedValues:
     """One copy of each equal value read (see the module)."""
 
-    __slots__ = ("_images", "_node_images", "container_status", "owner_ref", "toleration")
+    __slots__ = ("_node_images", "container_status", "images", "owner_ref", "toleration")
 
     def __init__(self) -> None:
         # Memoised constructors, one set per instance: lru_cache looks up in C, at a
@@ -44,16 +44,10 @@ class SharedValues:
         self.owner_ref = functools.lru_cache(maxsize=KEPT)(_owner_ref)
         self.toleration = functools.lru_cache(maxsize=KEPT)(_toleration)
         self.container_status = functools.lru_cache(maxsize=KEPT)(_container_status)
-        self._images: dict[tuple[str, ...], tuple[str, ...]] = {}
+        # The first tuple of these images read: the replicas of a workload share it
+        # (and one copy of each name).
+        self.images = functools.lru_cache(maxsize=KEPT)(_first)
         self._node_images: dict[tuple[Any, ...], _types.ContainerImage] = {}
-
-    def images(self, images: tuple[str, ...]) -> tuple[str, ...]:
-        """The first tuple of these images read: the replicas of a workload share it
-        (and one copy of each name)."""
-        known = self._images.get(images)
-        if known is None:
-            known = keep(self._images, images, images)
-        return known
 
     def node_image(self, key: tuple[Any, ...]) -> _types.ContainerImage | None:
         """A status.images entry read before, by its names and its size as written
@@ -94,3 +88,7 @@ def _container_status(
         terminated_reason=terminated_reason,
         exit_code=exit_code,
     )
+
+
+def _first(images: tuple[str, ...]) -> tuple[str, ...]:
+    return images
