@@ -36,8 +36,8 @@ class FastReading(_reading.CheckedReading):
 
     __slots__ = ("_text_nanos", "_timestamps", "_tolerations")
 
-    def __init__(self, shared: _shared.SharedValues | None = None) -> None:
-        super().__init__(shared)
+    def __init__(self) -> None:
+        super().__init__()
         # Read before, by their text or (for tolerations) by _tolerations_key: a
         # pod's startTime is mostly its creationTimestamp, the pods of one rollout
         # share theirs, a load has a few toleration lists per workload kind and
@@ -156,7 +156,7 @@ class FastReading(_reading.CheckedReading):
             exit_code = terminated.get("exitCode")
             if not (exit_code is None or type(exit_code) is int):
                 raise NotPlainError
-        return self.shared.container_status(
+        return self.status_of(
             _plain_text(entry.get("name")),
             init,
             count or 0,
@@ -199,7 +199,7 @@ class FastReading(_reading.CheckedReading):
             "".join(images)
         except (TypeError, KeyError):
             return super().container_images(r, containers, init_containers)
-        return self.shared.images(images)
+        return self.images_of(images)
 
     def timestamp(self, r: _fields.FieldReader, value: Any, path: str) -> datetime.datetime | None:
         if type(value) is not str:
@@ -222,7 +222,7 @@ class FastReading(_reading.CheckedReading):
                 names, size = item.get("names"), item.get("sizeBytes")
                 if type(names) is list and (size is None or type(size) is int):
                     try:
-                        known = self.shared.node_image((*names, size))
+                        known = self._node_images.get((*names, size))
                     except TypeError:  # an unhashable name: read it below, and refused
                         known = None
                     if known is not None:

@@ -64,13 +64,13 @@ def owner_ref_at(
     kind, name, uid = ref.get("kind"), ref.get("name"), ref.get("uid")
     if type(kind) is str and type(name) is str and type(uid) is str and kind and name:
         # As the API server writes them: nothing to check.
-        return reading.shared.owner_ref(kind, name, uid)
+        return reading.owner_ref(kind, name, uid)
     kind = r.string(kind, "metadata.ownerReferences[{}].kind", i)
     name = r.string(name, "metadata.ownerReferences[{}].name", i)
     if not kind or not name:
         r.fail(path, "an owner reference needs kind and name", i)
     uid = r.string(uid, "metadata.ownerReferences[{}].uid", i)
-    return reading.shared.owner_ref(kind, name, uid)
+    return reading.owner_ref(kind, name, uid)
 
 
 # --- cluster-scoped objects -----------------------------------------------------------

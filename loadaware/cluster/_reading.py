@@ -8,14 +8,15 @@ write them without those checks, and falls back to these methods for anything
 else; tests/cluster/test_pod_reading.py checks that both give the same pod, or
 the same error, for any input.
 
-A reading holds what its objects share (SharedValues, and the fast path's
-tables): the file loader and the live reader make one per read, the cluster
-cache one for its lifetime.
+A reading holds what its objects share (_shared, and the fast path's tables):
+the file loader and the live reader make one per read, the cluster cache one for
+its lifetime.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 from collections.abc import Mapping
 from typing import Any, TypeAlias
 
@@ -30,10 +31,19 @@ ContainerRequests: TypeAlias = tuple[int, int, Mapping[str, int], tuple[int, ...
 class CheckedReading:
     """Each hot field read through the FieldReader's checks (see the module)."""
 
-    __slots__ = ("shared",)
+    __slots__ = ("_node_images", "images_of", "owner_ref", "status_of", "toleration_of")
 
-    def __init__(self, shared: _shared.SharedValues | None = None) -> None:
-        self.shared = shared if shared is not None else _shared.SharedValues()
+    def __init__(self) -> None:
+        # Values many objects carry alike, kept once for as long as the reading lives
+        # (see _shared). Memoised with lru_cache, which looks up in C.
+        self.owner_ref = functools.lru_cache(maxsize=_shared.KEPT)(_shared.owner_ref)
+        self.toleration_of = functools.lru_cache(maxsize=_shared.KEPT)(_shared.toleration)
+        self.status_of = functools.lru_cache(maxsize=_shared.KEPT)(_shared.container_status)
+        self.images_of = functools.lru_cache(maxsize=_shared.KEPT)(_shared.first)
+        # status.images entries read, by their names and their size as written (None
+        # for none): equal keys read the same, as no JSON value other than a string
+        # equals a string.
+        self._node_images: dict[tuple[Any, ...], _types.ContainerImage] = {}
 
     def containers(
         self,
@@ -165,7 +175,7 @@ class CheckedReading:
         terminated = r.mapping(state.get("terminated"), "{}[{}].state.terminated", path, i)
         exit_code = terminated.get("exitCode")
         count = entry.get("restartCount")
-        return self.shared.container_status(
+        return self.status_of(
             r.string(entry.get("name"), "{}[{}].name", path, i),
             init,
             0 if count is None else r.integer(count, "{}[{}].restartCount", path, i),
@@ -186,7 +196,7 @@ class CheckedReading:
         for i, item in enumerate(r.sequence(items, "spec.tolerations")):
             entry = r.mapping(item, "spec.tolerations[{}]", i)
             result.append(
-                self.shared.toleration(
+                self.toleration_of(
                     r.string(entry.get("key"), "spec.tolerations[{}].key", i),
                     # An empty operator means Equal, as in the API.
                     r.string(entry.get("operator"), "spec.tolerations[{}].operator", i) or "Equal",
@@ -211,7 +221,7 @@ class CheckedReading:
                 if type(image) is not str:
                     image = r.string(image, "{}[{}].image", prefix, i)
                 images.append(image)
-        return self.shared.images(tuple(images))
+        return self.images_of(tuple(images))
 
     def timestamp(self, r: _fields.FieldReader, value: Any, path: str) -> datetime.datetime | None:
         return r.timestamp(value, path)
@@ -232,8 +242,8 @@ class CheckedReading:
             names=names,
             size_bytes=0 if size is None else r.integer(size, "status.images[{}].sizeBytes", i),
         )
-        # Kept by the names and the size as written, for FastReading.node_images.
-        return self.shared.keep_node_image((*names, size), image)
+        # Kept for FastReading.node_images.
+        return _shared.keep(self._node_images, (*names, size), image, _shared.NODE_IMAGES_KEPT)
 
 
 def extended_requests(

@@ -324,7 +324,6 @@ NOT_KEYS = {
     "null",
     "workload",
     "reading",
-    "shared",
 }
 
 
