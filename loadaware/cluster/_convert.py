@@ -126,7 +126,9 @@ class Converter:
 
         resolver = _WorkloadResolver(workload_index)
         pods = [
-            _complete_pod(*self.pod(raw, r), resolver, priority_classes, default_priority)
+            _complete_pod(
+                *_pod.read_pod(raw, r, self.reading), resolver, priority_classes, default_priority
+            )
             for raw, r in by_kind.get(_POD, ())
         ]
         _unique("Pod", ((p.key, p) for p in pods))
@@ -161,13 +163,14 @@ class Converter:
         nodes: list[_types.Node] = []
         read_pods: list[tuple[_types.Pod, bool]] = []
         pdbs: list[_types.PodDisruptionBudget] = []
+        reading = self.reading  # as self.pod, without its call for each of many pods
         for position, raw in enumerate(iter_objects(objects), start=1):
             read_as = _read_as(raw, position)
             if read_as is None:
                 continue
             key, r = read_as
             if key == _POD:
-                read_pods.append(self.pod(raw, r))
+                read_pods.append(_pod.read_pod(raw, r, reading))
             elif key == _WORKLOAD:
                 workloads.append(self.workload(raw, r))
             elif key == _NODE:
