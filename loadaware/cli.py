@@ -342,14 +342,16 @@ def _cmd_validate(args: argparse.Namespace) -> Outcome:
 
 
 def _cmd_convert(args: argparse.Namespace) -> Outcome:
-    conversion = policy.load_descheduler_policy(args.from_descheduler)
-    text = policy.render_conversion_yaml(conversion, source=args.from_descheduler)
+    from loadaware import convert  # the one command that converts; no other loads it
+
+    conversion = convert.load_descheduler_policy(args.from_descheduler)
+    text = convert.render_conversion_yaml(conversion, source=args.from_descheduler)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as out:
             out.write(text)
     else:
         sys.stdout.write(text)
-    sys.stderr.write(policy.render_issues_table(conversion.issues))
+    sys.stderr.write(convert.render_issues_table(conversion.issues))
     # Written either way, so it can be reviewed; exit 2 says it is not equivalent as is.
     if conversion.changes_behaviour:
         return errors.InputError("the converted policy is not equivalent as is")

@@ -36,6 +36,7 @@ import bisect
 import contextlib
 import dataclasses
 import datetime
+import functools
 import logging
 import random
 import threading
@@ -46,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from loadaware import kube
-from loadaware.cluster import _convert, _live, _types
+from loadaware.cluster import _convert, _fields, _live, _types
 from loadaware.errors import (
     ClusterError,
     ForbiddenError,
@@ -127,6 +128,11 @@ class ClusterCache:
         self._threads: list[threading.Thread] = []
         self._responses: dict[str, Any] = {}  # kind -> the open watch response
         self._kinds = {path: _Kind(path) for path, _ in _live._LISTS}
+        # One converter for the cache's life: what the objects share is kept once.
+        converter = _convert.Converter()
+        self._converters = {
+            path: functools.partial(convert, converter) for path, convert in _CONVERTERS.items()
+        }
         self._invalid: dict[str, str] = {}  # object -> why it cannot be read
         self._said_alike: set[str] = set()  # failures logged, whatever the kind
         # Pods, and what their completion depends on.
@@ -449,7 +455,7 @@ class ClusterCache:
         items, version = _live.list_kind(self._client, kind.path, self._settings)
         converted: dict[str, Any] = {}
         invalid: dict[str, str] = {}
-        convert = _CONVERTERS[kind.path]
+        convert = self._converters[kind.path]
         for position, raw in enumerate(items, start=1):
             try:
                 key, value = convert(raw, position)
@@ -564,7 +570,7 @@ class ClusterCache:
         value: Any = None
         problem: str | None = None
         try:
-            key, value = _CONVERTERS[kind.path](obj, 0)
+            key, value = self._converters[kind.path](obj, 0)
         except InputError as exc:
             problem = exc.message
         described = _describe(kind, obj)
@@ -781,30 +787,30 @@ def _node_view(node: _types.Node) -> dict[str, Any]:
 # --- converting one object of a kind --------------------------------------------------
 
 
-def _reader(raw: Any, kind: str, position: int, namespaced: bool) -> _convert._Reader:
+def _reader(raw: Any, kind: str, position: int, namespaced: bool) -> _fields.FieldReader:
     if not isinstance(raw, dict):
         raise InputError(f"{kind}: expected an object")
     return _convert._reader_for(raw, kind, position, namespaced)
 
 
-def _namespace(raw: Any, position: int) -> tuple[str, Any]:
-    name, labels = _convert._convert_namespace(raw, _reader(raw, "Namespace", position, False))
+def _namespace(converter: _convert.Converter, raw: Any, position: int) -> tuple[str, Any]:
+    name, labels = converter.namespace(raw, _reader(raw, "Namespace", position, False))
     return name, labels
 
 
-def _priority_class(raw: Any, position: int) -> tuple[str, Any]:
+def _priority_class(converter: _convert.Converter, raw: Any, position: int) -> tuple[str, Any]:
     r = _reader(raw, "PriorityClass", position, False)
-    name, value = _convert._convert_priority_class(raw, r)
+    name, value = converter.priority_class(raw, r)
     return name, (value, r.boolean(raw.get("globalDefault"), "globalDefault"))
 
 
-def _node(raw: Any, position: int) -> tuple[str, Any]:
-    node = _convert._convert_node(raw, _reader(raw, "Node", position, False))
+def _node(converter: _convert.Converter, raw: Any, position: int) -> tuple[str, Any]:
+    node = converter.node(raw, _reader(raw, "Node", position, False))
     return node.name, node
 
 
-def _pod(raw: Any, position: int) -> tuple[str, Any]:
-    pod, class_priority = _convert._read_pod(raw, _reader(raw, "Pod", position, True))
+def _pod(converter: _convert.Converter, raw: Any, position: int) -> tuple[str, Any]:
+    pod, class_priority = converter.pod(raw, _reader(raw, "Pod", position, True))
     conditions = (raw.get("status") or {}).get("conditions") or []
     unschedulable = any(
         isinstance(c, dict)
@@ -816,16 +822,16 @@ def _pod(raw: Any, position: int) -> tuple[str, Any]:
     return pod.key, _PodEntry(pod, class_priority, unschedulable)
 
 
-def _pdb(raw: Any, position: int) -> tuple[str, Any]:
-    pdb = _convert._convert_pdb(raw, _reader(raw, "PodDisruptionBudget", position, True))
+def _pdb(converter: _convert.Converter, raw: Any, position: int) -> tuple[str, Any]:
+    pdb = converter.pdb(raw, _reader(raw, "PodDisruptionBudget", position, True))
     return pdb.key, pdb
 
 
-def _workload(kind: str) -> Callable[[Any, int], tuple[str, Any]]:
-    def convert(raw: Any, position: int) -> tuple[str, Any]:
+def _workload(kind: str) -> Callable[[_convert.Converter, Any, int], tuple[str, Any]]:
+    def convert(converter: _convert.Converter, raw: Any, position: int) -> tuple[str, Any]:
         if isinstance(raw, dict) and not raw.get("kind"):
             raw["kind"] = kind
-        workload = _convert._convert_workload(raw, _reader(raw, kind, position, True))
+        workload = converter.workload(raw, _reader(raw, kind, position, True))
         return workload.key, workload
 
     return convert
@@ -841,7 +847,8 @@ _WORKLOAD_PATHS = (
 )
 # Kinds a pod's completion reads: a change to one re-completes every pod.
 _RESOLUTION_PATHS = frozenset({*_WORKLOAD_PATHS, "/apis/scheduling.k8s.io/v1/priorityclasses"})
-_CONVERTERS: dict[str, Callable[[Any, int], tuple[str, Any]]] = {
+# Each kind's conversion of one object, through the cache's converter.
+_CONVERTERS: dict[str, Callable[[_convert.Converter, Any, int], tuple[str, Any]]] = {
     "/api/v1/namespaces": _namespace,
     "/apis/scheduling.k8s.io/v1/priorityclasses": _priority_class,
     "/api/v1/nodes": _node,

@@ -3,24 +3,22 @@
 Its job is the policy's models (pydantic, frozen, camelCase in files), reading a
 file into them with every problem reported at once, writing them back normalised,
 a short hash of the effective policy, the JSON schema and the reference page
-(docs/reference/policy.md) derived from the models, and converting a
-kubernetes-sigs/descheduler DeschedulerPolicy into one.
+(docs/reference/policy.md) derived from the models. Converting a
+kubernetes-sigs/descheduler DeschedulerPolicy into one is loadaware.convert's job.
 
-Limits: models only. Apart from reading the policy (or descheduler policy) file there is no I/O
+Limits: models only. Apart from reading the policy file there is no I/O
 here, no clock and no Kubernetes; it imports no other loadaware stage, and
 everything else imports it.
 """
 
-from loadaware.policy._descheduler import (
-    Conversion,
-    ConversionIssue,
-    convert_descheduler_policy,
-    load_descheduler_policy,
-    render_conversion_yaml,
-    render_issues_table,
-)
 from loadaware.policy._duration import Duration, format_duration, parse_duration
-from loadaware.policy._load import dump_policy, load_policy, parse_policy, policy_hash
+from loadaware.policy._load import (
+    dump_policy,
+    load_policy,
+    parse_policy,
+    parse_yaml_text,
+    policy_hash,
+)
 from loadaware.policy._model import (
     BUILTIN_RESOURCES,
     SYSTEM_CRITICAL_PRIORITY,
@@ -76,8 +74,6 @@ __all__ = [
     "SYSTEM_CRITICAL_PRIORITY",
     "AuthToken",
     "ConsolidationSettings",
-    "Conversion",
-    "ConversionIssue",
     "DefaultProtection",
     "DuplicatesStrategy",
     "Duration",
@@ -120,15 +116,12 @@ __all__ = [
     "VerifySettings",
     "WebhookBasicAuth",
     "WebhookSettings",
-    "convert_descheduler_policy",
     "dump_policy",
     "format_duration",
-    "load_descheduler_policy",
     "load_policy",
     "parse_duration",
     "parse_policy",
+    "parse_yaml_text",
     "policy_hash",
     "policy_json_schema",
-    "render_conversion_yaml",
-    "render_issues_table",
 ]

@@ -52,7 +52,9 @@ def load_policy(path: str | os.PathLike[str]) -> _model.LoadAwarePolicy:
     except OSError as exc:
         raise errors.InputError(f"cannot read policy file {file}: {exc.strerror}") from exc
 
-    data = _parse_json(text, file) if file.suffix.lower() == ".json" else _parse_yaml(text, file)
+    data = (
+        _parse_json(text, file) if file.suffix.lower() == ".json" else parse_yaml_text(text, file)
+    )
     if data is None:
         raise errors.PolicyError(f"policy file {file} is empty")
     return parse_policy(data, source=f"policy file {file}")
@@ -113,7 +115,9 @@ class _StrictYamlLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _parse_yaml(text: str, file: pathlib.Path) -> Any:
+def parse_yaml_text(text: str, file: pathlib.Path) -> Any:
+    """YAML (or JSON) text read as a policy file is: repeated keys refused, errors
+    naming the file and line (InputError)."""
     try:
         return yaml.load(text, Loader=_StrictYamlLoader)  # a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:

@@ -1497,6 +1497,29 @@ class LoadAwarePolicy(_Model):
             raise ValueError(f"profiles names must be unique; repeated: {', '.join(dupes)}")
         return profiles
 
+    @field_validator("schedules")
+    @classmethod
+    def _schedule_names_unique(cls, schedules: list[Schedule]) -> list[Schedule]:
+        # serve tells schedules apart by name: on /status, in metrics and in its jobs.
+        names = [s.name for s in schedules]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError("; ".join(f"repeated name {n!r}" for n in repeated))
+        return schedules
+
+    @model_validator(mode="after")
+    def _schedule_pools_exist(self) -> LoadAwarePolicy:
+        known = {pool.name for pool in self.node_pools}
+        unknown = [
+            f"schedules[{s.name}].pools: unknown pool {p!r}"
+            for s in self.schedules
+            for p in s.pools or []
+            if p not in known
+        ]
+        if unknown:
+            raise ValueError("; ".join(unknown))
+        return self
+
     @model_validator(mode="after")
     def _named_resources_have_a_source(self) -> LoadAwarePolicy:
         source = self.metrics.prometheus

@@ -105,14 +105,8 @@ class Schedules:
         *,
         clock: Callable[[], datetime.datetime],
     ) -> None:
+        # The policy has checked that their names are unique and their pools exist.
         self._schedules = list(schedules)
-        names = [s.name for s in self._schedules]
-        repeated = sorted({n for n in names if names.count(n) > 1})
-        if repeated:
-            raise PolicyError(
-                "schedule names must be unique",
-                problems=[f"schedules: repeated name {n!r}" for n in repeated],
-            )
         self._fire = fire
         self._clock = clock
         # Parsed up front, so that a bad cron fails `serve` at start, not at 08:00.

@@ -154,15 +154,6 @@ class Service:
         self._stopping = threading.Event()
         self._cleaner: threading.Thread | None = None
         self._rounds_started = 0
-        pool_names = {p.name for p in settings.node_pools}
-        unknown = [
-            f"schedules[{s.name}].pools: unknown pool {p!r}"
-            for s in settings.schedules
-            for p in s.pools or []
-            if p not in pool_names
-        ]
-        if unknown:
-            raise PolicyError("a schedule names a pool the policy does not have", problems=unknown)
         self.schedules = _schedule.Schedules(settings.schedules, self._on_schedule, clock=clock)
         # Rounds planned ahead are proved once their horizon has passed.
         self.proofs = _forecast_proofs.service_proofs(

@@ -24,7 +24,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loadaware.cluster import _convert, _file, cluster_state_from_objects, load_cluster_file
+from loadaware.cluster import (
+    _convert,
+    _fast,
+    _fields,
+    _file,
+    _objects,
+    _pod,
+    _reading,
+    _selectors,
+    cluster_state_from_objects,
+    load_cluster_file,
+)
 from loadaware.errors import InputError
 
 DATA = pathlib.Path(__file__).parent / "data"
@@ -304,25 +315,41 @@ CORPUS: list[dict[str, Any]] = [
 ]
 
 # Words in the converter's code that name no field.
-NOT_KEYS = {"apps", "batch", "policy", "default", "missing", "null", "workload"}
+NOT_KEYS = {
+    "apps",
+    "batch",
+    "policy",
+    "default",
+    "missing",
+    "null",
+    "workload",
+    "reading",
+}
+
+
+# The modules that read raw objects' fields.
+CONVERTER_MODULES = (_convert, _fields, _objects, _pod, _reading, _fast, _selectors)
 
 
 def keys_named_in_the_converter() -> set[str]:
-    tree = ast.parse(pathlib.Path(_convert.__file__).read_text())
-    docstrings = {
-        id(node.body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
-        and ast.get_docstring(node) is not None
-    }
-    return {
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and re.fullmatch("[a-z][A-Za-z]*", node.value)
-        and id(node) not in docstrings
-    } - NOT_KEYS
+    keys: set[str] = set()
+    for module in CONVERTER_MODULES:
+        tree = ast.parse(pathlib.Path(module.__file__ or "").read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+            and ast.get_docstring(node) is not None
+        }
+        keys |= {
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and re.fullmatch("[a-z][A-Za-z]*", node.value)
+            and id(node) not in docstrings
+        }
+    return keys - NOT_KEYS
 
 
 def keys_in(value: Any) -> Iterator[str]:

@@ -1,4 +1,4 @@
-"""The shortcuts of the converter read what its checked readers read (Hypothesis).
+"""The fast reading's shortcuts read what the checked reading reads (Hypothesis).
 
 Covered: a container's resources, a pod's containers (their requests, and that
 they request no extended resource and bind no host port), a container status and
@@ -6,23 +6,27 @@ a pod's tolerations, read the quick way (objects and strings as the API server
 writes them, a list of tolerations read once for the pods that share it) give the
 same value or the same error as the checked reading, whatever the input;
 tolerations and timestamps come back the same however often they were read
-before, and a list read before does not vouch for a different one.
+before, and a list read before does not vouch for a different one. Whole pods:
+test_pod_reading.py.
 """
 
 from __future__ import annotations
 
 import datetime
-from types import MappingProxyType
 from typing import Any
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from loadaware.cluster import _convert
+from loadaware.cluster import _fast, _fields, _reading
 from loadaware.errors import InputError
 
-READER = _convert._Reader("Pod", "web-1", "shop")
+READER = _fields.FieldReader("Pod", "web-1", "shop")
+CHECKED = _reading.CheckedReading()
+# One for every example, as one load reads every pod: what it kept from an
+# example must not change what it reads in the next.
+FAST = _fast.FastReading()
 
 FIELDS = [
     "requests",
@@ -122,10 +126,8 @@ def outcome(read: Any, *args: Any) -> tuple[str, Any]:
 @settings(max_examples=250, deadline=None)
 @given(RESOURCES | JSON)
 def test_resources_read_quickly_as_with_the_checks(resources: Any) -> None:
-    quick = outcome(_convert._requests_of, READER, resources, "spec.resources")
-    # Not a dict: the checked reader reads it, through the same Mapping interface.
-    checked_input = MappingProxyType(resources) if type(resources) is dict else resources
-    assert quick == outcome(_convert._requests_of, READER, checked_input, "spec.resources")
+    quick = outcome(FAST.resources, READER, resources, "spec.resources")
+    assert quick == outcome(CHECKED.resources, READER, resources, "spec.resources")
 
 
 @settings(max_examples=500, deadline=None)
@@ -137,22 +139,22 @@ def test_resources_read_quickly_as_with_the_checks(resources: Any) -> None:
 @example([{"name": "app", "ports": [{"containerPort": 53, "hostPort": 0}]}])
 @example([{"name": "app", "ports": {}}, {"name": "proxy", "ports": "53"}])
 def test_containers_read_quickly_as_with_the_checks(containers: list[Any]) -> None:
-    quick = _convert._plain_container_requests(containers)
+    quick = FAST.plain_container_requests(containers)
     if quick is None:
         return  # read the checked way instead
-    assert outcome(_convert._container_requests_sum, READER, containers, []) == ("read", quick)
-    assert outcome(_convert._extended_requests, READER, containers, []) == ("read", {})
-    assert outcome(_convert._host_ports, READER, containers, []) == ("read", ())
+    assert outcome(CHECKED.container_requests_sum, READER, containers, []) == ("read", quick)
+    assert outcome(_reading.extended_requests, READER, containers, []) == ("read", {})
+    assert outcome(_reading.host_ports, READER, containers, []) == ("read", ())
 
 
 @settings(max_examples=250, deadline=None)
 @given(CONTAINER_STATUSES, st.booleans())
 def test_container_statuses_read_quickly_as_with_the_checks(item: Any, init: bool) -> None:
     path = "status.initContainerStatuses" if init else "status.containerStatuses"
-    checked = outcome(_convert._read_container_status, READER, item, init, path, 0)
+    checked = outcome(CHECKED.container_status, READER, item, init, path, 0)
     try:
-        quick = _convert._plain_container_status(item, init)
-    except _convert._NotPlainError:
+        quick = FAST.plain_container_status(item, init)
+    except _fast.NotPlainError:
         return  # read the checked way instead
     assert checked == ("read", quick)
 
@@ -161,8 +163,8 @@ def test_container_statuses_read_quickly_as_with_the_checks(item: Any, init: boo
 @given(st.lists(TOLERATIONS, min_size=1, max_size=4))
 def test_tolerations_read_once_as_with_the_checks(lists: list[Any]) -> None:
     for items in lists + lists:  # each list again, once read before
-        checked = outcome(_convert._read_tolerations, READER, items) if items else ("read", ())
-        assert outcome(_convert._tolerations, READER, {"tolerations": items}) == checked
+        checked = outcome(CHECKED.tolerations, READER, {"tolerations": items})
+        assert outcome(FAST.tolerations, READER, {"tolerations": items}) == checked
 
 
 MOMENT = datetime.datetime(2026, 11, 28, 6, 30, 12, tzinfo=datetime.UTC)
@@ -186,4 +188,5 @@ MOMENT = datetime.datetime(2026, 11, 28, 6, 30, 12, tzinfo=datetime.UTC)
 )
 def test_timestamps_read_again_read_the_same(text: str, expected: tuple[str, Any]) -> None:
     path = "metadata.creationTimestamp"
-    assert [outcome(READER.timestamp, text, path) for _ in range(2)] == [expected, expected]
+    assert [outcome(FAST.timestamp, READER, text, path) for _ in range(2)] == [expected] * 2
+    assert outcome(CHECKED.timestamp, READER, text, path) == expected

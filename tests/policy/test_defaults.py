@@ -201,12 +201,7 @@ def test_public_names_are_pinned() -> None:
             "Strategies",
             "TooManyRestartsStrategy",
             "TopologySpreadStrategy",
-            "Conversion",
-            "ConversionIssue",
-            "convert_descheduler_policy",
-            "load_descheduler_policy",
-            "render_conversion_yaml",
-            "render_issues_table",
+            "parse_yaml_text",
         ]
     )
     for name in policy.__all__:

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
-from loadaware import cli, cluster, errors, metrics, plan, policy, sim
+from loadaware import cli, cluster, convert, errors, metrics, plan, policy, sim
 
 DATA = pathlib.Path(__file__).parent / "data" / "descheduler"
 NOW = datetime.datetime(2026, 11, 29, 8, 0, 0, tzinfo=datetime.UTC)
@@ -80,15 +80,15 @@ EXAMPLES: dict[str, set[str] | None] = {
 }
 
 
-def _convert(document: dict[str, Any]) -> policy.Conversion:
-    return policy.convert_descheduler_policy(document)
+def _convert(document: dict[str, Any]) -> convert.Conversion:
+    return convert.convert_descheduler_policy(document)
 
 
-def _changed(conversion: policy.Conversion) -> set[str]:
+def _changed(conversion: convert.Conversion) -> set[str]:
     return {i.source for i in conversion.issues if i.severity == "changes-behaviour"}
 
 
-def _strategies(conversion: policy.Conversion) -> dict[str, dict[str, Any]]:
+def _strategies(conversion: convert.Conversion) -> dict[str, dict[str, Any]]:
     """Enabled strategies of all converted profiles, by loadaware name."""
     found: dict[str, dict[str, Any]] = {}
     for profile in conversion.document["profiles"]:
@@ -138,13 +138,13 @@ def test_readme_example_converts_or_is_refused(name: str) -> None:
     expected = EXAMPLES[name]
     if expected is None:
         with pytest.raises(errors.InputError) as refused:
-            policy.load_descheduler_policy(DATA / name)
+            convert.load_descheduler_policy(DATA / name)
         assert refused.value.exit_code == 2
         assert str(refused.value)
         return
-    conversion = policy.load_descheduler_policy(DATA / name)
+    conversion = convert.load_descheduler_policy(DATA / name)
     # What was printed is what validates: the document round-trips through a file.
-    text = policy.render_conversion_yaml(conversion, source=name)
+    text = convert.render_conversion_yaml(conversion, source=name)
     assert policy.parse_policy(yaml.safe_load(text)) == conversion.policy
     assert _changed(conversion) == expected
     assert conversion.changes_behaviour is bool(expected)
@@ -152,7 +152,7 @@ def test_readme_example_converts_or_is_refused(name: str) -> None:
 
 
 def test_low_node_utilization_example_maps_exactly() -> None:
-    conversion = policy.load_descheduler_policy(DATA / "v1alpha2-low-node-utilization.yaml")
+    conversion = convert.load_descheduler_policy(DATA / "v1alpha2-low-node-utilization.yaml")
     converted = conversion.policy
     (pool,) = converted.node_pools
     # pods: a node's pod count over its allocatable pods, in both tools.
@@ -180,7 +180,7 @@ def test_low_node_utilization_example_maps_exactly() -> None:
 
 
 def test_v1alpha1_low_node_utilization_with_node_fit() -> None:
-    conversion = policy.load_descheduler_policy(DATA / "v1alpha1-node-fit-filtering.yaml")
+    conversion = convert.load_descheduler_policy(DATA / "v1alpha1-node-fit-filtering.yaml")
     assert conversion.source_version == "descheduler/v1alpha1"
     assert conversion.policy.evictor.node_fit is True
     assert conversion.policy.node_pools[0].target_thresholds.as_dict() == {
@@ -275,7 +275,7 @@ def test_v1alpha1_low_node_utilization_with_node_fit() -> None:
 def test_deschedule_plugin_args_map_onto_the_strategy(
     name: str, strategy: str, settings: dict[str, Any]
 ) -> None:
-    conversion = policy.load_descheduler_policy(DATA / name)
+    conversion = convert.load_descheduler_policy(DATA / name)
     assert _strategies(conversion) == {strategy: {"enabled": True, **settings}}
 
 
@@ -296,13 +296,13 @@ def test_failed_pods_lifetime_defaults_to_the_descheduler_hour() -> None:
     ],
 )
 def test_plugin_namespaces_become_the_profile_scope(name: str, scope: dict[str, Any]) -> None:
-    conversion = policy.load_descheduler_policy(DATA / name)
+    conversion = convert.load_descheduler_policy(DATA / name)
     (converted,) = conversion.document["profiles"]
     assert converted["namespaces"] == scope
 
 
 def test_plugin_label_selector_becomes_the_profile_scope() -> None:
-    conversion = policy.load_descheduler_policy(DATA / "v1alpha2-label-filtering.yaml")
+    conversion = convert.load_descheduler_policy(DATA / "v1alpha2-label-filtering.yaml")
     selector = conversion.policy.profiles[0].label_selector
     assert selector.match_labels == {"component": "redis"}
     assert [(e.key, e.operator, e.values) for e in selector.match_expressions] == [
@@ -321,7 +321,7 @@ def test_plugin_label_selector_becomes_the_profile_scope() -> None:
     ],
 )
 def test_priority_threshold(name: str, threshold: dict[str, Any]) -> None:
-    converted = policy.load_descheduler_policy(DATA / name).policy.evictor.priority_threshold
+    converted = convert.load_descheduler_policy(DATA / name).policy.evictor.priority_threshold
     assert converted is not None
     assert {"value": converted.value, "name": converted.name} == threshold
 

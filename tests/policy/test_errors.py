@@ -4,7 +4,8 @@ the file spells it and what is allowed there.
 Covers unknown fields (allowed names from the model, camelCase hint), literal
 values, ranges, types, required fields, cross-field rules (thresholds vs
 targetThresholds, include vs exclude, one metrics source, one token source,
-unique pool names), schedules, and that secret values are never echoed.
+unique pool names, unique schedule names, the pools a schedule names), schedules,
+and that secret values are never echoed.
 """
 
 from __future__ import annotations
@@ -234,6 +235,24 @@ def test_selector_operator() -> None:
 )
 def test_schedule_problems(schedule: dict[str, Any], expected: str) -> None:
     assert only_problem({"schedules": [schedule]}).startswith(expected)
+
+
+def test_schedule_names_are_unique() -> None:
+    schedules = [{"name": n, "cron": "0 8 * * *"} for n in ("peak", "night", "peak")]
+    assert only_problem({"schedules": schedules}) == "schedules: repeated name 'peak'"
+
+
+def test_a_schedule_names_only_pools_of_the_policy() -> None:
+    document = {
+        "nodePools": [{"name": "web"}, {"name": "batch"}],
+        "schedules": [
+            {"name": "peak", "cron": "0 8 * * *", "pools": ["web", "gpu"]},
+            {"name": "night", "cron": "0 2 * * *", "pools": ["batch"]},
+        ],
+    }
+    assert only_problem(document) == "schedules[peak].pools: unknown pool 'gpu'"
+    document["schedules"][0]["pools"] = ["web"]
+    assert [s.pools for s in policy.parse_policy(document).schedules] == [["web"], ["batch"]]
 
 
 def test_all_problems_are_reported_at_once() -> None:

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import datetime
 import json
+import pathlib
 
 import pytest
 from prometheus_client import REGISTRY
 
-from loadaware import errors, policy, runtime
+from loadaware import cli, errors, policy, runtime
 from tests.lib.builders import make_cluster, make_node
 from tests.lib.wait import poll
 from tests.runtime.conftest import FakeClock, ServiceFactory, notification
@@ -219,13 +220,14 @@ def test_schedule_pools_scope_the_sources_and_dry_run_is_passed_on(
 
 
 def test_schedule_naming_an_unknown_pool_fails_at_start(
-    running_service: ServiceFactory, tmp_path_settings: policy.LoadAwarePolicy
+    tmp_path: pathlib.Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    settings = settings_with(
-        tmp_path_settings, {"name": "x", "cron": "0 8 * * *", "pools": ["nope"]}
-    )
-    with pytest.raises(errors.PolicyError, match="pool"):
-        running_service(settings)
+    # serve reads its policy as validate does: refused before anything starts.
+    file = tmp_path / "policy.yaml"
+    file.write_text("schedules:\n- name: x\n  cron: '0 8 * * *'\n  pools: [nope]\n")
+    for command in (["validate"], ["serve", "--listen", "127.0.0.1:0"]):
+        assert cli.main([*command, "--policy", str(file)]) == 2
+        assert "schedules[x].pools: unknown pool 'nope'" in capsys.readouterr().err
 
 
 def test_next_runs_use_the_injected_clock() -> None:
