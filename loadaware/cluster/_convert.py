@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, NoReturn, TypeAlias
 
-from loadaware import collector
+from loadaware import gc_freeze
 from loadaware import quantity as _quantity
 from loadaware.cluster import _types
 from loadaware.errors import InputError
@@ -285,7 +285,7 @@ def iter_objects(objects: Iterable[Any]) -> Iterator[RawObject]:
 
 def cluster_state_from_objects(objects: Iterable[Any]) -> _types.ClusterState:
     """Convert raw objects (Lists allowed) into a ClusterState; InputError on a bad object."""
-    with collector.paused():
+    with gc_freeze.paused():
         return _cluster_state_from_objects(objects)
 
 
@@ -365,7 +365,7 @@ def cluster_state_from_stream(objects: Iterable[Any]) -> _types.ClusterState:
     nodes: list[_types.Node] = []
     read_pods: list[tuple[_types.Pod, bool]] = []
     pdbs: list[_types.PodDisruptionBudget] = []
-    with collector.paused():
+    with gc_freeze.paused():
         for position, raw in enumerate(iter_objects(objects), start=1):
             read_as = _read_as(raw, position)
             if read_as is None:
