@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, TypeAlias
 
-from loadaware import collector
+from loadaware import gc_freeze
 from loadaware.cluster import _fast, _fields, _objects, _pod, _reading, _types
 from loadaware.errors import InputError
 
@@ -210,13 +210,13 @@ class Converter:
 
 def cluster_state_from_objects(objects: Iterable[Any]) -> _types.ClusterState:
     """Convert raw objects (Lists allowed) into a ClusterState; InputError on a bad object."""
-    with collector.paused():
+    with gc_freeze.paused():
         return Converter().cluster_state(objects)
 
 
 def cluster_state_from_stream(objects: Iterable[Any]) -> _types.ClusterState:
     """Converter.cluster_state_from_stream, with a converter of its own."""
-    with collector.paused():
+    with gc_freeze.paused():
         return Converter().cluster_state_from_stream(objects)
 
 

@@ -22,7 +22,7 @@ from typing import Any, TypedDict
 import msgspec
 import yaml
 
-from loadaware import collector
+from loadaware import gc_freeze
 from loadaware.cluster import _convert, _types
 from loadaware.errors import InputError
 
@@ -44,7 +44,7 @@ def load_cluster_file(path: str | os.PathLike[str]) -> _types.ClusterState:
             hint="dump one with: kubectl get nodes,pods,pdb,rs,deploy,sts,ds -A -o yaml > FILE",
         ) from exc
 
-    with collector.paused():
+    with gc_freeze.paused():
         state = _read_json_list(data)
         if state is None:
             try:
@@ -63,7 +63,7 @@ def load_cluster_file(path: str | os.PathLike[str]) -> _types.ClusterState:
             # Freed while the collector is still paused: once it runs again, its
             # first pass would otherwise walk every raw object (seconds, for nothing).
             del documents
-        collector.age_built_objects()
+        gc_freeze.age_built_objects()
     return state
 
 

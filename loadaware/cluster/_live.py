@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from loadaware import collector, kube
+from loadaware import gc_freeze, kube
 from loadaware.cluster import _convert, _types
 from loadaware.errors import ClusterError, InputError, UnreachableError
 from loadaware.kube import ClientSettings
@@ -94,7 +94,7 @@ def read_cluster(
     own = client is None
     client = client or kube.api_client(settings)
     try:
-        with collector.paused():
+        with gc_freeze.paused():
             objects = read_objects(settings, client=client)
             try:
                 return _convert.cluster_state_from_objects(objects)

@@ -26,7 +26,7 @@ from typing import IO, Any
 
 import msgspec
 
-from loadaware import collector, errors
+from loadaware import errors, gc_freeze
 from loadaware.metrics import _types
 
 # RFC 3339 date-time. datetime.fromisoformat alone would also take date-only and
@@ -62,7 +62,7 @@ def load_metrics_file(path: str | os.PathLike[str]) -> _types.Usage:
         raise errors.InputError(f"metrics file {file} is empty")
     # The parse alone makes 150,000 dicts, enough to start the full collection
     # usage_from_json avoids.
-    with collector.paused():
+    with gc_freeze.paused():
         try:
             data = _JSON.decode(text)  # twice as fast as json, the same values
         except msgspec.DecodeError:
@@ -135,7 +135,7 @@ def usage_from_json(data: Any, *, source: str = "metrics") -> _types.Usage:
     # The collector is off for the reason the Prometheus reader pauses it: 150,000
     # new samples start a full collection over all the process holds (0.7 s with a
     # 5,000-node cluster loaded), which frees nothing, as samples make no cycles.
-    with collector.paused():
+    with gc_freeze.paused():
         return _usage_from_json(data, source)
 
 

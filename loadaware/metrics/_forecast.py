@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from loadaware import collector
+from loadaware import gc_freeze
 from loadaware.metrics import _auth, _prometheus
 from loadaware.metrics._types import ForecastInfo, Usage, UsageSample
 from loadaware.policy import MetricsSettings
@@ -203,7 +203,7 @@ class PrometheusForecaster:
         credentials = _auth.resolve_credentials(self._source, self._read_secret)
         started = time.perf_counter()
         with (
-            collector.paused(),
+            gc_freeze.paused(),
             self._provider._session(credentials) as client,
             concurrent.futures.ThreadPoolExecutor(_prometheus.QUERY_THREADS) as pool,
         ):

@@ -17,7 +17,7 @@ series are older than half of maxSampleAge (the lookback trap: series that
 stopped up to 5 minutes ago still answer) come back from a second query,
 with their exact times. See _date_pods for what that guarantees. Python's
 cyclic garbage collector is paused while the answers are parsed (see
-loadaware.collector): at 150,000 pods it cost as much CPU as the parsing.
+loadaware.gc_freeze): at 150,000 pods it cost as much CPU as the parsing.
 
 With hotspot confirmation on, one range query reads node cpu and memory over
 the last points for confirm_hotspots; its last point, at the round's time, is
@@ -55,7 +55,7 @@ import requests.adapters
 import urllib3
 import urllib3.util
 
-from loadaware import collector
+from loadaware import gc_freeze
 from loadaware.errors import RefusedError
 from loadaware.metrics import _auth, _hotspot
 from loadaware.metrics._types import NodeHistory, Usage, UsageHistory, UsageSample
@@ -207,7 +207,7 @@ class PrometheusProvider:
         confirmation = self._settings.hotspot_confirmation
         with_history = confirmation.consecutive > 1 and bool(wanted_nodes)
         with (
-            collector.paused(),
+            gc_freeze.paused(),
             self._session(credentials) as client,
             concurrent.futures.ThreadPoolExecutor(QUERY_THREADS) as pool,
         ):

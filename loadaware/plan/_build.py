@@ -9,7 +9,7 @@ from collections import Counter
 
 import numpy as np
 
-from loadaware import collector, metrics
+from loadaware import gc_freeze, metrics
 from loadaware.cluster import ClusterState, Pod
 from loadaware.errors import RefusedError
 from loadaware.metrics import Usage
@@ -44,7 +44,7 @@ OUT_OF_SCOPE = frozenset({"namespace-excluded", "label-selector"})
 # candidates, the occupancy's indexes) and forms next to no cycles: with the
 # collector on, its full collections walk them again and again, 1-2 s at
 # 150,000 pods, to free a few dozen objects.
-@collector.paused()
+@gc_freeze.paused()
 def build_plan(
     cluster: ClusterState,
     usage: Usage,

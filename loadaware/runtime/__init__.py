@@ -13,8 +13,10 @@ from loadaware.runtime._live import (
 from loadaware.runtime._metrics_dump import dump_metrics
 from loadaware.runtime._offline import plan_from_files, with_forecast_file, with_solver
 from loadaware.runtime._schedule import Schedules, crontab_day_of_week, next_fire_time
-from loadaware.runtime._serve import HttpServer, Service, build_service, serve, serve_policy
+from loadaware.runtime._service import Service
+from loadaware.runtime._service_http import HttpServer
 from loadaware.runtime._service_metrics import observe_round, push_metrics
+from loadaware.runtime._service_wiring import build_service, serve, serve_policy
 from loadaware.runtime._simulate import SimulationResult, simulate_round
 from loadaware.runtime._simulate_api import ApiSimulation, simulate_through_api
 from loadaware.runtime._suspend import set_suspended

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from loadaware import cluster, sim
-from loadaware.runtime import _serve
+from loadaware.runtime import _service_status
 from tests.lib.cache import all_watching, caught_up
 from tests.lib.serve import SimService
 from tests.lib.sim import sim_server
@@ -43,7 +43,7 @@ CACHED = ("pods", "nodes", "namespaces", "replicasets.apps", "deployments.apps")
 def served(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[sim.SimServer, Callable[[], SimService]]]:
-    monkeypatch.setattr(_serve, "READY_CACHE_SECONDS", 0.0)
+    monkeypatch.setattr(_service_status, "READY_CACHE_SECONDS", 0.0)
     monkeypatch.setattr(logging.getLogger("loadaware"), "handlers", [])
     # The service reads metrics on the wall clock: the simulated one keeps time with it.
     started: list[SimService] = []

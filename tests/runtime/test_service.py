@@ -18,7 +18,7 @@ import pytest
 from prometheus_client import REGISTRY
 
 from loadaware import errors, runtime
-from loadaware.runtime import _serve
+from loadaware.runtime import _service_http
 from tests.runtime.conftest import ServiceFactory, notification
 
 
@@ -191,13 +191,13 @@ def test_status_reports_rounds_schedules_breaker_and_leader(
     ],
 )
 def test_listen_addresses(address: str, expected: tuple[str, int]) -> None:
-    assert _serve.parse_listen(address) == expected
+    assert _service_http.parse_listen(address) == expected
 
 
 @pytest.mark.parametrize("address", ["8080", "host:", "host:http", "host:70000"])
 def test_bad_listen_address(address: str) -> None:
     with pytest.raises(errors.PolicyError):
-        _serve.parse_listen(address)
+        _service_http.parse_listen(address)
 
 
 def test_runtime_exports_are_pinned() -> None:

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from loadaware import cli, sim
-from loadaware.runtime import _serve
+from loadaware.runtime import _service_status
 from tests.lib.serve import SimService
 from tests.lib.sim import call, sim_server
 from tests.lib.wait import poll
@@ -168,7 +168,7 @@ def served(
     tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[tuple[sim.SimServer, Callable[[], SimService]]]:
     # Readiness answers are cached for a few seconds; here a change must show at once.
-    monkeypatch.setattr(_serve, "READY_CACHE_SECONDS", 0.0)
+    monkeypatch.setattr(_service_status, "READY_CACHE_SECONDS", 0.0)
     # An earlier `cli.main` may have left its handler on a stream pytest has closed.
     monkeypatch.setattr(logging.getLogger("loadaware"), "handlers", [])
     started: list[SimService] = []

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from loadaware import collector
+from loadaware import gc_freeze
 from loadaware.sim.scenarios import _catalogue, _fields
 
 
@@ -85,7 +85,7 @@ class GeneratorBase:
 
     def run(self) -> _Generated:
         # Millions of small acyclic dicts: the cycle collector would only rescan them.
-        with collector.paused():
+        with gc_freeze.paused():
             return self._run()
 
     @property
