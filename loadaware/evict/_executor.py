@@ -55,6 +55,10 @@ NO_REPLACEMENT_RULES = frozenset({"RemoveFailedPods"})
 
 
 class Executor:
+    """Carries out one round's plan (see the module): the evictions in order, each
+    steered by the round's SteeringTaints and its replacement judged by the round's
+    ReplacementVerifier."""
+
     def __init__(
         self,
         *,
