@@ -34,7 +34,8 @@ import requests
 
 from bench import prometheus as lib
 from loadaware.metrics import PrometheusProvider
-from loadaware.metrics._prometheus import _POD_VALUE, QUERY_THREADS, _marked
+from loadaware.metrics._prometheus import _POD_VALUE, QUERY_THREADS
+from loadaware.metrics._promql import marked
 from loadaware.policy import MetricsSettings
 
 TARGET_SECONDS = 5.0
@@ -126,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             confirmation = settings.hotspot_confirmation
             span = (2 * confirmation.consecutive - 2) * confirmation.interval.total_seconds()
             range_query = " or ".join(
-                _marked(queries[n].value, r)
+                marked(queries[n].value, r)
                 for n, r in (("nodeCpu", "cpu"), ("nodeMemory", "memory"))
             )
             session = requests.Session()

@@ -14,7 +14,8 @@ Its calls to the API server are loadaware.kube's (`Kube`, re-exported here as th
 evictor's client).
 """
 
-from loadaware.evict._executor import ExecutionReport, Executor, ReplacementReport
+from loadaware.evict._execution_report import ExecutionReport, ReplacementReport
+from loadaware.evict._executor import Executor
 from loadaware.evict._outcome import EvictionOutcome, record_outcome
 from loadaware.evict._recheck import PROCEED, Proceed, Recheck, RecheckOutcome, Skip, Stop
 from loadaware.evict._state import (

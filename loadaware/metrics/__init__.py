@@ -42,7 +42,8 @@ from loadaware.metrics._forecast import (
 from loadaware.metrics._hotspot import HotLimits, confirm_hotspots, history_points
 from loadaware.metrics._judge import NodeScope, UsageVerdict, judge_usage
 from loadaware.metrics._metrics_server import MetricsServerProvider
-from loadaware.metrics._prometheus import DEFAULT_QUERIES, PrometheusProvider, ResourceQuery
+from loadaware.metrics._prometheus import PrometheusProvider
+from loadaware.metrics._promql import DEFAULT_QUERIES, ResourceQuery
 from loadaware.metrics._provider import MetricsProvider
 from loadaware.metrics._types import (
     ForecastInfo,

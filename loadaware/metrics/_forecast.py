@@ -57,7 +57,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from loadaware import gc_freeze
-from loadaware.metrics import _auth, _prometheus
+from loadaware.metrics import _auth, _prometheus, _prometheus_client, _promql
 from loadaware.metrics._types import ForecastInfo, Usage, UsageSample
 from loadaware.policy import MetricsSettings
 
@@ -133,8 +133,8 @@ def forecast_query(
     expr: str, horizon: datetime.timedelta, step: datetime.timedelta, weeks: int
 ) -> str:
     """Each week's peak of `expr` over the window, as one union marked by WEEK_LABEL."""
-    window = _prometheus._promql_duration(horizon)
-    resolution = _prometheus._promql_duration(step)
+    window = _promql.promql_duration(horizon)
+    resolution = _promql.promql_duration(step)
     parts = [
         f"label_replace(max_over_time(({expr})[{window}:{resolution}] offset "
         f'{_offset(horizon, k)}), "{WEEK_LABEL}", "{k}", "", "")'
@@ -151,8 +151,8 @@ def per_replica(expr: str) -> str:
 
 def peak_query(expr: str, horizon: datetime.timedelta, step: datetime.timedelta) -> str:
     """The peak of `expr` over the horizon that ends at the evaluation time."""
-    window = _prometheus._promql_duration(horizon)
-    return f"max_over_time(({expr})[{window}:{_prometheus._promql_duration(step)}])"
+    window = _promql.promql_duration(horizon)
+    return f"max_over_time(({expr})[{window}:{_promql.promql_duration(step)}])"
 
 
 class PrometheusForecaster:
@@ -251,7 +251,7 @@ class PrometheusForecaster:
 
     def _weekly(
         self,
-        client: _prometheus._Client,
+        client: _prometheus_client.QueryClient,
         text: str,
         what: str,
         kind: str,
@@ -268,7 +268,7 @@ class PrometheusForecaster:
                 week = int(metric.get(WEEK_LABEL, "0"))
                 if kind == "node":
                     raw = metric.get(label)
-                    key = None if raw is None else _prometheus.node_name_from_label(raw)
+                    key = None if raw is None else _promql.node_name_from_label(raw)
                 else:
                     namespace, workload = metric.get("namespace"), metric.get(WORKLOAD_LABEL)
                     key = (

@@ -12,6 +12,21 @@ everything else imports it.
 """
 
 from loadaware.policy._duration import Duration, format_duration, parse_duration
+from loadaware.policy._evictor import (
+    SYSTEM_CRITICAL_PRIORITY,
+    DefaultProtection,
+    EvictionWindow,
+    EvictorSettings,
+    ExtraProtection,
+    LabelSelectorSpec,
+    Limits,
+    Namespaces,
+    PodProtections,
+    PriorityThreshold,
+    SelectorRequirement,
+)
+from loadaware.policy._forecast import ForecastSettings, ScheduleForecast
+from loadaware.policy._live_round import StateSettings, VerifySettings
 from loadaware.policy._load import (
     dump_policy,
     load_policy,
@@ -19,54 +34,39 @@ from loadaware.policy._load import (
     parse_yaml_text,
     policy_hash,
 )
-from loadaware.policy._model import (
+from loadaware.policy._metrics import (
     BUILTIN_RESOURCES,
-    SYSTEM_CRITICAL_PRIORITY,
-    AuthToken,
-    ConsolidationSettings,
-    DefaultProtection,
-    DuplicatesStrategy,
-    EvictionWindow,
-    EvictorSettings,
-    ExtraProtection,
-    FailedPodsStrategy,
-    ForecastSettings,
-    InterPodAntiAffinityStrategy,
-    LabelSelectorSpec,
-    LeaderElectionSettings,
-    Limits,
-    LoadAwarePolicy,
-    LoadBalancingStrategy,
     MetricsServerSource,
     MetricsSettings,
     NamedResource,
-    Namespaces,
-    NodeAffinityStrategy,
-    NodePool,
-    NodeTaintsStrategy,
-    OptimizerSettings,
-    PodLifeTimeStrategy,
-    PodProtections,
-    PriorityThreshold,
-    Profile,
     PrometheusQueries,
     PrometheusSource,
-    ResourcePercents,
-    Schedule,
-    ScheduleForecast,
-    SecretReference,
-    SelectorRequirement,
-    ServeSettings,
-    StateSettings,
-    SteeringSettings,
+)
+from loadaware.policy._model import LoadAwarePolicy
+from loadaware.policy._pools import ConsolidationSettings, NodePool, ResourcePercents
+from loadaware.policy._profiles import (
+    DuplicatesStrategy,
+    FailedPodsStrategy,
+    InterPodAntiAffinityStrategy,
+    LoadBalancingStrategy,
+    NodeAffinityStrategy,
+    NodeTaintsStrategy,
+    PodLifeTimeStrategy,
+    Profile,
     Strategies,
     TooManyRestartsStrategy,
     TopologySpreadStrategy,
-    VerifySettings,
+)
+from loadaware.policy._schema import SCHEMA_ID, policy_json_schema
+from loadaware.policy._secrets import AuthToken, SecretReference
+from loadaware.policy._serve import (
+    LeaderElectionSettings,
+    Schedule,
+    ServeSettings,
     WebhookBasicAuth,
     WebhookSettings,
 )
-from loadaware.policy._schema import SCHEMA_ID, policy_json_schema
+from loadaware.policy._steering import OptimizerSettings, SteeringSettings
 
 __all__ = [
     "BUILTIN_RESOURCES",

@@ -48,7 +48,7 @@ class UndocumentedFieldError(ValueError):
         self.paths = tuple(paths)
         super().__init__(
             "policy fields without a description (add Field(description=...) in "
-            "loadaware/policy/_model.py): " + ", ".join(self.paths)
+            "their section's module under loadaware/policy/): " + ", ".join(self.paths)
         )
 
 

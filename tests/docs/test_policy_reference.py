@@ -39,7 +39,8 @@ class _Outer(pydantic.BaseModel):
 
 def test_every_policy_field_has_a_description() -> None:
     assert _reference.undocumented_fields() == [], (
-        "add Field(description=...) to these policy fields in loadaware/policy/_model.py"
+        "add Field(description=...) to these policy fields, in their section's module "
+        "under loadaware/policy/"
     )
 
 

@@ -4,7 +4,7 @@ from 100 nodes up it names kube-scheduler's node sampling, the likely cause."""
 from __future__ import annotations
 
 from loadaware import scheduling
-from loadaware.evict._executor import off_plan_problem
+from loadaware.evict._verify import off_plan_problem
 
 
 def test_small_cluster_says_where_it_landed() -> None:
