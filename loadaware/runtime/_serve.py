@@ -49,7 +49,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from loadaware import cluster, evict, kube, plan, policy, report
+from loadaware import cluster, evict, kube, plan, policy
 from loadaware import round as rounds
 from loadaware.errors import LoadawareError, PolicyError
 from loadaware.runtime import (
@@ -581,7 +581,7 @@ class Service:
         }
 
 
-def _summary(record: report.RoundRecord, label: str) -> dict[str, Any]:
+def _summary(record: rounds.RoundRecord, label: str) -> dict[str, Any]:
     execution = record.execution
     return {
         "round": record.round_id,
@@ -596,11 +596,11 @@ def _summary(record: report.RoundRecord, label: str) -> dict[str, Any]:
         "sourceNodes": record.inputs.get("sourceNodes"),
         "evicted": execution.count("evicted") if execution else 0,
         "planned": len(record.plan.evictions) if record.plan else 0,
-        "verdict": report.round_verdict(record) or None,
+        "verdict": rounds.round_verdict(record) or None,
         "relief": [
-            {"role": r.role, **report.relief_to_json(r)} for r in report.relief_rows(record)
+            {"role": r.role, **rounds.relief_to_json(r)} for r in rounds.relief_rows(record)
         ],
-        "completion": report.completion_to_json(record.completion),
+        "completion": rounds.completion_to_json(record.completion),
     }
 
 
