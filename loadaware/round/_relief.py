@@ -179,7 +179,7 @@ def verify_relief(
         _judge(watch, nodes[watch.node], timing, capacity, problem, stop)
         for watch in sorted(watches.values(), key=lambda w: (w.role != "relieved", w.node))
     ]
-    verdict, breaker = _round_verdict(judged)
+    verdict, breaker = _relief_verdict(judged)
     hotspot = any(w.role == "relieved" for w in watches.values())
     return Relief(
         nodes=tuple(judged),
@@ -468,8 +468,9 @@ def _why_unverified(watch: _Watch, timing: SourceTiming, problem: str, stop: str
     )
 
 
-def _round_verdict(relief: list[NodeRelief]) -> tuple[str, str | None]:
-    """The round's verdict, and why to open the breaker (None: keep it closed)."""
+def _relief_verdict(relief: list[NodeRelief]) -> tuple[str, str | None]:
+    """The relief check's verdict on the nodes it judged (the round's verdict builds
+    on it: see round_verdict), and why to open the breaker (None: keep it closed)."""
 
     def named(verdict: str, role: str) -> list[str]:
         return [r.node for r in relief if r.verdict == verdict and r.role == role]
