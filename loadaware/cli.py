@@ -432,7 +432,7 @@ def _cmd_simulate(args: argparse.Namespace) -> Outcome:
             "observed": result.observed,
             "hotBefore": result.hot_before,
             "hotAfter": result.hot_after,
-            "verdict": result.verdict(),
+            "verdict": result.summary(),
         }
         sys.stdout.write(json.dumps(body, indent=2) + "\n")
     else:
@@ -442,7 +442,7 @@ def _cmd_simulate(args: argparse.Namespace) -> Outcome:
                 result.plan, observed=result.observed, all_nodes=args.all_nodes
             )
         )
-        sys.stdout.write(f"\nverdict: {result.verdict()}\n")
+        sys.stdout.write(f"\nverdict: {result.summary()}\n")
     return result.plan
 
 

@@ -36,7 +36,7 @@ from loadaware.plan._types import (
 )
 from loadaware.policy import BUILTIN_RESOURCES, LoadAwarePolicy
 
-# Evictor verdicts that put a pod outside a profile's scope rather than protect it.
+# Evictor reasons that put a pod outside a profile's scope rather than protect it.
 OUT_OF_SCOPE = frozenset({"namespace-excluded", "label-selector"})
 
 
@@ -386,13 +386,13 @@ def _must_moves(
             if profile.covers_pool(table.pools[i])
             and (source_nodes is None or table.names[i] in source_nodes)
         )
-        verdicts: dict[str, _candidates.PodVerdict] = {}
+        eligibilities: dict[str, _candidates.PodEligibility] = {}
 
-        def verdict(
+        def eligibility(
             pod: Pod,
             rules: _candidates.EvictionRules = profile.rules,
-            memo: dict[str, _candidates.PodVerdict] = verdicts,
-        ) -> _candidates.PodVerdict:
+            memo: dict[str, _candidates.PodEligibility] = eligibilities,
+        ) -> _candidates.PodEligibility:
             known = memo.get(pod.key)
             if known is None:
                 known = memo[pod.key] = _candidates.judge_pod(pod, rules, now, allow_failed=True)
@@ -403,14 +403,14 @@ def _must_moves(
             settings=profile.strategies,
             now=now,
             nodes=scope,
-            verdict=verdict,
+            eligibility=eligibility,
             schedulable=schedulable,
         )
         for must in strategies.find_must_moves(cluster, context):
             pod = must.pod
             if pod.key in seen:
                 continue  # an earlier profile or strategy named it already
-            judged = verdict(pod)
+            judged = eligibility(pod)
             if judged.reason in OUT_OF_SCOPE:
                 continue  # not this profile's pod; another profile may name it
             seen.add(pod.key)

@@ -261,7 +261,7 @@ class EvictionRules:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PodVerdict:
+class PodEligibility:
     evictable: bool
     reason: Reason | None  # the first failing check of CHECK_ORDER; None when evictable
     # descheduler.alpha.kubernetes.io/prefer-no-eviction (any value): evict only
@@ -369,7 +369,7 @@ def _is_namespace_selected(namespace: str, rules: EvictionRules) -> bool:
 
 def judge_pod(
     pod: Pod, rules: EvictionRules, now: datetime.datetime, *, allow_failed: bool = False
-) -> PodVerdict:
+) -> PodEligibility:
     """Whether the pod may be evicted, and if not, the first reason in CHECK_ORDER.
 
     `allow_failed` (RemoveFailedPods) lets Failed pods through the not-running and
@@ -382,7 +382,7 @@ def judge_pod(
     if reason is None and not _is_namespace_selected(pod.namespace, rules):
         reason = "namespace-excluded"
     if reason is not None:
-        return PodVerdict(evictable=False, reason=reason, prefer_no_eviction=prefer_no_eviction)
+        return PodEligibility(evictable=False, reason=reason, prefer_no_eviction=prefer_no_eviction)
 
     pdbs = _NO_PDBS if allow_failed and pod.phase == "Failed" else pdbs_covering(pod, rules)
     if EVICT_ANNOTATION not in pod.annotations:
@@ -394,7 +394,7 @@ def judge_pod(
         reason = "multiple-pdbs"
     elif reason is None and pdbs and pdbs[0].disruptions_allowed <= 0:
         reason = "pdb-blocks"
-    return PodVerdict(
+    return PodEligibility(
         evictable=reason is None,
         reason=reason,
         prefer_no_eviction=prefer_no_eviction,

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadaware.report import _completion
+from loadaware import round as rounds
 
 CLASS_ORDER = ("hot", "excluded", "normal", "cold")
 RESOURCES = ("cpu", "memory")  # always shown; others (pods) when a node has them
@@ -258,7 +258,7 @@ def _touched(
 
 
 def _named(names: Sequence[str]) -> str:
-    return f"{len(names)}" + (f": {_completion.name_nodes(names)}" if names else "")
+    return f"{len(names)}" + (f": {rounds.name_nodes(names)}" if names else "")
 
 
 def _nodes(count: int, kind: str = "") -> str:
@@ -601,11 +601,7 @@ def _round_summary(
             (
                 "hot nodes after, observed",
                 _named(still_hot)
-                + (
-                    f"; left hot, not read again: {_completion.name_nodes(unread)}"
-                    if unread
-                    else ""
-                ),
+                + (f"; left hot, not read again: {rounds.name_nodes(unread)}" if unread else ""),
             ),
         )
     if completion:
@@ -625,7 +621,7 @@ def _round_summary(
                 f"{done.get('carriedOut', 0)}/{done.get('planned', 0)}"
                 + (f" ({_counted(done['byResult'])})" if done.get("byResult") else ""),
             ),
-            ("left hot", _completion.name_nodes(_left_hot(audit)) or "–"),
+            ("left hot", rounds.name_nodes(_left_hot(audit)) or "–"),
         ]
     elif audit.get("evictions"):
         results = Counter(str(e.get("result")) for e in audit["evictions"])

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from loadaware.report import _completion
-from loadaware.report._audit import NodeRelief, RoundRecord, relief_rows
+from loadaware import round as rounds
 from loadaware.report._table import render_plan_table
 
 _RESOURCES = ("cpu", "memory")  # first, in this order; others (pods) after
@@ -20,7 +19,7 @@ def _percent(ratio: float | None) -> str:
     return "–" if ratio is None else f"{ratio * 100:.0f}%"
 
 
-def _cell(relief: NodeRelief, resource: str) -> str:
+def _cell(relief: rounds.NodeRelief, resource: str) -> str:
     if resource not in relief.targets and resource not in relief.before:
         return ""
     observed = (relief.observed or {}).get(resource)
@@ -30,7 +29,7 @@ def _cell(relief: NodeRelief, resource: str) -> str:
     )
 
 
-def _relief_table(rows: Sequence[NodeRelief]) -> str:
+def _relief_table(rows: Sequence[rounds.NodeRelief]) -> str:
     """One row per node under a header: role, verdict, each resource before →
     observed (target), and why, where there is a why."""
     named = {r for row in rows for r in (*row.targets, *row.before)}
@@ -54,7 +53,7 @@ def _relief_table(rows: Sequence[NodeRelief]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_round_table(record: RoundRecord) -> str:
+def render_round_table(record: rounds.RoundRecord) -> str:
     lines = [f"round {record.round_id} ({record.trigger}{', dry run' if record.dry_run else ''})"]
     completion = record.completion
     if completion is None:
@@ -68,7 +67,7 @@ def render_round_table(record: RoundRecord) -> str:
             lines.append(
                 f"hot nodes relieved: {len(completion.relieved)}/{len(completion.nodes)}"
                 + (
-                    f" (left hot: {_completion.name_nodes(completion.left_hot)})"
+                    f" (left hot: {rounds.name_nodes(completion.left_hot)})"
                     if completion.left_hot
                     else ""
                 )
@@ -85,7 +84,7 @@ def render_round_table(record: RoundRecord) -> str:
     text = "\n".join(lines) + "\n"
     if record.plan is not None:
         text += "\nPLAN\n" + render_plan_table(record.plan)
-    rows = relief_rows(record)
+    rows = rounds.relief_rows(record)
     if rows:
         text += (
             "\nRELIEF (before → observed after the moves; "

@@ -30,13 +30,49 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from loadaware import cluster, evict, metrics, plan, policy, report
+from loadaware import cluster, evict, metrics, plan, policy
 from loadaware.errors import ClusterError, RefusedError
 
 log = logging.getLogger(__name__)
 
 # metrics-server's own default --metric-resolution, when no sample says its window.
 DEFAULT_RESOLUTION_SECONDS = 60.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeRelief:
+    """One node the round changed, judged on a sample taken after the change.
+
+    role "relieved": a hot node pods were moved off; verdict relieved (at or
+    under its targets), improved (lower than before, still over), not improved,
+    or unverified; or a hot node no pod was moved off, still over its targets
+    after the round: left hot, not judged on a sample (see relief_rows). role
+    "landing": a node replacements landed on; verdict within targets, turned
+    hot, or unverified. `why` says why unverified or left hot."""
+
+    node: str
+    before: Mapping[str, float]
+    expected: Mapping[str, float]
+    observed: Mapping[str, float] | None  # None: no sample covering only time after the change
+    role: str = "relieved"
+    verdict: str = "unverified"
+    why: str = ""
+    targets: Mapping[str, float] = field(default_factory=dict)
+    # The sample must cover only time after this: the evicted pods stopped, the
+    # replacements Ready.
+    changed_by: datetime.datetime | None = None
+    sample_time: datetime.datetime | None = None
+    covers_from: datetime.datetime | None = None
+
+    def error(self) -> dict[str, float]:
+        """|observed - expected| per resource (utilisation ratio), where observed."""
+        if self.observed is None:
+            return {}
+        return {
+            r: round(abs(self.observed[r] - self.expected[r]), 4)
+            for r in self.observed
+            if r in self.expected
+        }
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -99,7 +135,7 @@ class Relief:
     """What the relief check found: the audit record's relief, relief_verdict and
     relief_wait, and why to open the breaker (None: keep it closed)."""
 
-    nodes: tuple[report.NodeRelief, ...] = ()
+    nodes: tuple[NodeRelief, ...] = ()
     verdict: str = ""
     wait: Mapping[str, Any] = field(default_factory=dict)
     breaker: str | None = None
@@ -143,7 +179,7 @@ def verify_relief(
         _judge(watch, nodes[watch.node], timing, capacity, problem, stop)
         for watch in sorted(watches.values(), key=lambda w: (w.role != "relieved", w.node))
     ]
-    verdict, breaker = _round_verdict(judged)
+    verdict, breaker = _relief_verdict(judged)
     hotspot = any(w.role == "relieved" for w in watches.values())
     return Relief(
         nodes=tuple(judged),
@@ -366,7 +402,7 @@ def _judge(
     capacity: _Capacity,
     problem: str,
     stop: str | None,
-) -> report.NodeRelief:
+) -> NodeRelief:
     changed = watch.changed_by
     common = {
         "node": watch.node,
@@ -378,7 +414,7 @@ def _judge(
     }
     sample = watch.sample
     if sample is None:
-        return report.NodeRelief(
+        return NodeRelief(
             **common,
             observed=None,
             verdict="unverified",
@@ -405,7 +441,7 @@ def _judge(
         verdict = "improved"
     else:
         verdict = "not improved"
-    return report.NodeRelief(
+    return NodeRelief(
         **common,
         observed=observed,
         verdict=verdict,
@@ -432,8 +468,9 @@ def _why_unverified(watch: _Watch, timing: SourceTiming, problem: str, stop: str
     )
 
 
-def _round_verdict(relief: list[report.NodeRelief]) -> tuple[str, str | None]:
-    """The round's verdict, and why to open the breaker (None: keep it closed)."""
+def _relief_verdict(relief: list[NodeRelief]) -> tuple[str, str | None]:
+    """The relief check's verdict on the nodes it judged (the round's verdict builds
+    on it: see round_verdict), and why to open the breaker (None: keep it closed)."""
 
     def named(verdict: str, role: str) -> list[str]:
         return [r.node for r in relief if r.verdict == verdict and r.role == role]

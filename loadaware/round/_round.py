@@ -12,8 +12,8 @@ refused with exit 2 and the fix, before a taint or an eviction. Then it
 settles the reservations earlier rounds left without an answer, so that a
 dropped connection does not hold a window budget until the window passes.
 
-After the evictions and the relief check a live round is judged on what it did
-(_verdict): one that stopped evicting early or left hot a node it planned to
+After the evictions and the relief check a live round is measured by what it
+did of its plan (_completion): one that stopped evicting early or left hot a node it planned to
 relieve ends `partial`, with the counts, and its error is what stopped it (a
 fail-closed refusal stays one: stale metrics, the suspend switch, the breaker).
 The CLI turns the error into the exit code.
@@ -28,16 +28,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from loadaware import cluster, evict, metrics, plan, policy, report
+from loadaware import cluster, evict, metrics, plan, policy
 from loadaware.errors import ClusterError, LoadawareError, RefusedError, SetupError
 from loadaware.round import (
+    _completion,
     _forecast,
     _forecast_proof,
     _inputs,
     _planning,
     _recheck,
+    _record,
     _relief,
-    _verdict,
 )
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ class PartialRoundError(LoadawareError):
 class RoundResult:
     """A finished round, as its triggers need it."""
 
-    record: report.RoundRecord  # the audit record
+    record: _record.RoundRecord  # the audit record
     # Why the round did not do all it set out to, or None: a RefusedError when it
     # refused or stopped fail-closed, a SetupError or ClusterError when it could not
     # go on, else what stopped it (PartialRoundError when nothing did).
@@ -111,7 +112,7 @@ def run_round(
 ) -> RoundResult:
     options = options or RoundOptions()
     dry_run = settings.dry_run if options.dry_run is None else options.dry_run
-    record = report.RoundRecord(
+    record = _record.RoundRecord(
         round_id=options.round_id,
         trigger=options.trigger,
         started_at=context.clock(),
@@ -161,7 +162,7 @@ class _Round:
         context: RoundContext,
         options: RoundOptions,
         dry_run: bool,
-        record: report.RoundRecord,
+        record: _record.RoundRecord,
         reads: _inputs.UsageReads,
     ) -> None:
         self.settings = settings
@@ -264,7 +265,7 @@ class _Round:
         )
 
     def _execute(self, state: evict.StateStore, planning: _Planning) -> LoadawareError | None:
-        """Carry the plan out, verify relief and judge what the round did."""
+        """Carry the plan out, verify relief and work out what the round did of its plan."""
         settings, context, options, record = self.settings, self.context, self.options, self.record
         dry_run = self.dry_run
         executor = evict.Executor(
@@ -315,8 +316,8 @@ class _Round:
             # On the moment's usage: before the peak that is all there is to see.
             self._verify_relief(planning.snapshot, planning.current, execution, executor)
         if not dry_run:
-            # A dry run moves nothing: there is nothing relieved or left hot to judge.
-            self._judge(planning.planned, execution, stopped)
+            # A dry run moves nothing: nothing is relieved or left hot.
+            self._record_completion(planning.planned, execution, stopped)
         # Fail-closed stops keep their refusal: the round refused to go on.
         if isinstance(stopped, RefusedError):
             return stopped
@@ -324,14 +325,14 @@ class _Round:
             return stopped or PartialRoundError(record.reason)
         return None
 
-    def _judge(
+    def _record_completion(
         self, planned: plan.Plan, execution: evict.ExecutionReport, stopped: LoadawareError | None
     ) -> None:
         """Partial when the round stopped early or left hot a node it planned to
-        relieve (see _verdict): status and reason say so, with the counts (and the
-        audit record's verdict, report.round_verdict)."""
+        relieve (see _completion): status and reason say so, with the counts (and the
+        audit record's verdict, round_verdict)."""
         record = self.record
-        completion = _verdict.judge_round(
+        completion = _completion.round_completion(
             planned,
             execution,
             record.relief,
@@ -339,7 +340,7 @@ class _Round:
         )
         record.completion = completion
         if completion.partial:
-            record.status, record.reason = "partial", report.describe_completion(completion)
+            record.status, record.reason = "partial", _completion.describe_completion(completion)
 
     def _verify_relief(
         self,
@@ -373,7 +374,7 @@ class _Round:
 
 
 def _settle_pending(
-    state: evict.StateStore, record: report.RoundRecord
+    state: evict.StateStore, record: _record.RoundRecord
 ) -> dict[str, list[dict[str, str]]]:
     """Settle earlier rounds' unanswered reservations, as the audit record lists them
     (budgets.released, budgets.assumedEvicted). A failure leaves them counted,

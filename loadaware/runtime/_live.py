@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from loadaware import cluster, errors, evict, kube, metrics, policy, report
+from loadaware import cluster, errors, evict, kube, metrics, policy
 from loadaware import round as rounds
 from loadaware.runtime import _service_metrics
 
@@ -195,7 +195,7 @@ def run_once(
     return result
 
 
-def log_round_result(record: report.RoundRecord, label: str = "") -> None:
+def log_round_result(record: rounds.RoundRecord, label: str = "") -> None:
     """A round's result, one line at INFO, whatever its trigger: what it did of its
     plan and, when it did not finish as planned, why."""
     execution = record.execution

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from loadaware import cluster, evict, plan, policy, report
+from loadaware import cluster, evict, plan, policy
 from loadaware import round as rounds
 from loadaware.errors import LoadawareError
 from loadaware.runtime import (
@@ -407,7 +407,7 @@ class Service:
             }, recent
 
 
-def _summary(record: report.RoundRecord, label: str) -> dict[str, Any]:
+def _summary(record: rounds.RoundRecord, label: str) -> dict[str, Any]:
     execution = record.execution
     return {
         "round": record.round_id,
@@ -422,9 +422,9 @@ def _summary(record: report.RoundRecord, label: str) -> dict[str, Any]:
         "sourceNodes": record.inputs.get("sourceNodes"),
         "evicted": execution.count("evicted") if execution else 0,
         "planned": len(record.plan.evictions) if record.plan else 0,
-        "verdict": report.round_verdict(record) or None,
+        "verdict": rounds.round_verdict(record) or None,
         "relief": [
-            {"role": r.role, **report.relief_to_json(r)} for r in report.relief_rows(record)
+            {"role": r.role, **rounds.relief_to_json(r)} for r in rounds.relief_rows(record)
         ],
-        "completion": report.completion_to_json(record.completion),
+        "completion": rounds.completion_to_json(record.completion),
     }

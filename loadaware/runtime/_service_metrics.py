@@ -19,7 +19,7 @@ import threading
 import prometheus_client
 from prometheus_client import Counter, Gauge, Histogram
 
-from loadaware import build_info, evict, report
+from loadaware import build_info, evict
 from loadaware import round as rounds
 
 REGISTRY = prometheus_client.REGISTRY
@@ -40,8 +40,8 @@ WEBHOOK_RESULTS: tuple[str, ...] = ("accepted", "ignored", "coalesced", "rejecte
 # Where a verified replacement ended up (ReplacementReport.landing), folded into
 # whether the plan held: planned (in its landing set), off-set (a good node outside
 # it), bad (source, hot, excluded, over its targets) or pending (not scheduled or gone).
-LANDING_WHERE = report.LANDING_WHERE
-LANDINGS_WHERE = report.LANDINGS_WHERE
+LANDING_WHERE = rounds.LANDING_WHERE
+LANDINGS_WHERE = rounds.LANDINGS_WHERE
 
 ROUNDS = Counter(
     "loadaware_rounds_total", "Rounds run, by trigger and result.", ["trigger", "result"]
@@ -120,7 +120,7 @@ LANDINGS = Counter(
 )
 for _where in LANDINGS_WHERE:
     LANDINGS.labels(_where)  # at 0 from the start, so ratios and increases have a series
-# Verdicts of the relief check (report.NodeRelief), per role, as label values.
+# Verdicts of the relief check (rounds.NodeRelief), per role, as label values.
 RELIEF_VERDICTS: dict[str, tuple[str, ...]] = {
     "relieved": ("relieved", "improved", "not-improved", "unverified"),
     "landing": ("within-targets", "turned-hot", "unverified"),
@@ -288,7 +288,7 @@ def solver_gap(objective: float | None, lower_bound: float | None) -> float | No
     return max(objective - lower_bound, 0.0) / max(abs(objective), 1e-9)
 
 
-def _observe_budgets(record: report.RoundRecord) -> None:
+def _observe_budgets(record: rounds.RoundRecord) -> None:
     window_left = record.budgets.get("windowLeft")
     if isinstance(window_left, int):
         BUDGET_REMAINING.labels("window").set(window_left)

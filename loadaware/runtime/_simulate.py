@@ -33,7 +33,8 @@ class SimulationResult:
         expected = {e.pod: e.expected_node for e in self.plan.evictions}
         return sum(1 for pod, node in self.landed.items() if node == expected.get(pod))
 
-    def verdict(self) -> str:
+    def summary(self) -> str:
+        """One line: what the simulated round came to (the CLI prints it as its verdict)."""
         if self.plan.status == "refused":
             return f"refused: {self.plan.reason}"
         return (

@@ -26,7 +26,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from loadaware import cluster, errors, evict, kube, metrics, plan, policy, report
+from loadaware import cluster, errors, evict, kube, metrics, plan, policy
 from loadaware import round as rounds
 from loadaware.runtime._simulate import SimulationResult, result_after, unchanged_result
 
@@ -42,7 +42,7 @@ class ApiSimulation:
     result: SimulationResult
     title: str
     refused_by_budget: tuple[str, ...]  # pods whose eviction a PDB refused (429)
-    record: report.RoundRecord | None = None  # the live round, as its audit record has it
+    record: rounds.RoundRecord | None = None  # the live round, as its audit record has it
 
 
 def simulate_through_api(
@@ -112,7 +112,7 @@ def simulate_through_api(
     )
 
 
-def _refused(record: report.RoundRecord) -> plan.Plan:
+def _refused(record: rounds.RoundRecord) -> plan.Plan:
     """A refused round's plan, as `plan` shows one: no evictions, the reason."""
     return plan.Plan(status="refused", reason=record.reason)
 

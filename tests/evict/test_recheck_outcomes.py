@@ -94,7 +94,7 @@ def test_skip_and_stop_reach_the_report_as_data(server, tmp_path) -> None:
     assert execution.stopped is refusal
     assert execution.stop_reason == refusal.summary()
     audit = report.round_to_json(
-        report.RoundRecord(
+        rounds.RoundRecord(
             round_id="recheck",
             trigger="once",
             started_at=datetime.datetime.now(datetime.UTC),

@@ -47,7 +47,7 @@ def judge(
     pdbs: Iterable[PodDisruptionBudget] = (),
     priority_classes: Mapping[str, int] | None = None,
     now: datetime.datetime = NOW,
-) -> candidates.PodVerdict:
+) -> candidates.PodEligibility:
     """Judge one pod under an `evictor:` section written as in a policy file."""
     cluster = make_cluster(
         [make_node("n1")],

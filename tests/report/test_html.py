@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 
 from loadaware import cli, report, runtime
+from loadaware import round as rounds
 from loadaware.sim import builtin_scenario
 
 NOW = datetime.datetime(2026, 11, 29, 8, 0, tzinfo=datetime.UTC)
@@ -153,7 +154,7 @@ def _audit(plan_json: dict[str, Any]) -> dict[str, Any]:
     """An audit record as round_to_json writes it, for a round that evicted two pods."""
     from loadaware import plan
 
-    record = report.RoundRecord(
+    record = rounds.RoundRecord(
         round_id="r-20261129-0800",
         trigger="alertmanager",
         started_at=NOW,
@@ -399,7 +400,7 @@ def _big_round(nodes: int) -> dict[str, Any]:
          "landingSet": ["node-0001"], "cpu": 0.6, "memory": 1}
         for k in range(2)
     ]  # fmt: skip
-    record = report.RoundRecord(
+    record = rounds.RoundRecord(
         round_id="r-big",
         trigger="schedule",
         started_at=NOW,
@@ -472,7 +473,7 @@ def test_round_page_of_5000_nodes_lists_only_the_nodes_the_round_touched_or_left
 
 
 def test_round_page_of_a_refused_round_without_a_plan() -> None:
-    record = report.RoundRecord(
+    record = rounds.RoundRecord(
         round_id="r1",
         trigger="schedule",
         started_at=NOW,

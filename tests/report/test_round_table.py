@@ -1,5 +1,5 @@
 """The round as text (`run --once -o table`, report.render_round_table) and the
-round's verdict in the audit record (report.round_verdict).
+round's verdict in the audit record (round.round_verdict).
 
 Covered: a partial round states it on its status line, then the hot nodes
 relieved and the evictions carried out of those planned, the stop, and the
@@ -18,12 +18,13 @@ from __future__ import annotations
 import datetime
 
 from loadaware import evict, plan, report
+from loadaware import round as rounds
 
 NOW = datetime.datetime(2026, 11, 30, 8, 0, tzinfo=datetime.UTC)
 STOP = "breaker opened: replacement of shop/a2 is unschedulable (no node fits it)"
 
 
-def _record(completion: report.RoundCompletion | None, **fields: object) -> report.RoundRecord:
+def _record(completion: rounds.RoundCompletion | None, **fields: object) -> rounds.RoundRecord:
     nodes = (
         plan.NodeReport(
             name="hot-a",
@@ -34,7 +35,7 @@ def _record(completion: report.RoundCompletion | None, **fields: object) -> repo
             high={"cpu": 0.7, "memory": 0.8},
         ),
     )
-    record = report.RoundRecord(
+    record = rounds.RoundRecord(
         round_id="r1",
         trigger="once",
         started_at=NOW,
@@ -43,7 +44,7 @@ def _record(completion: report.RoundCompletion | None, **fields: object) -> repo
         plan=plan.Plan(status="planned", reason="1 hot node; 2 evictions planned", nodes=nodes),
         execution=evict.ExecutionReport(round_id="r1", dry_run=False),
         relief=[
-            report.NodeRelief(
+            rounds.NodeRelief(
                 node="hot-a",
                 before={"cpu": 0.9, "memory": 0.5},
                 expected={"cpu": 0.75, "memory": 0.5},
@@ -60,14 +61,14 @@ def _record(completion: report.RoundCompletion | None, **fields: object) -> repo
     return record
 
 
-def _completion(*, stopped: str | None, result: report.NodeResult) -> report.RoundCompletion:
-    return report.RoundCompletion(
+def _completion(*, stopped: str | None, result: rounds.NodeResult) -> rounds.RoundCompletion:
+    return rounds.RoundCompletion(
         evictions_planned=2,
         evictions_carried_out=1 if stopped else 2,
         results={"evicted": 1, "skipped": 1} if stopped else {"evicted": 2},
         stopped=stopped,
         nodes=(
-            report.NodeCompletion(
+            rounds.NodeCompletion(
                 node="hot-a",
                 planned=2,
                 carried_out=1 if stopped else 2,
@@ -84,7 +85,7 @@ def test_a_partial_round_says_so_with_the_counts() -> None:
     record = _record(
         completion,
         status="partial",
-        reason=report.describe_completion(completion),
+        reason=rounds.describe_completion(completion),
         exit_code=1,
     )
     text = report.render_round_table(record)
@@ -123,7 +124,7 @@ def test_a_complete_round_says_executed_with_the_same_counts() -> None:
 
 
 def test_a_round_without_a_completion_keeps_its_reason() -> None:
-    record = report.RoundRecord(
+    record = rounds.RoundRecord(
         round_id="r2",
         trigger="schedule",
         started_at=NOW,
@@ -151,12 +152,12 @@ def test_a_hot_node_the_budget_left_without_an_eviction_is_left_hot_everywhere()
         note=budget,
         high={"cpu": 0.7, "memory": 0.8},
     )
-    completion = report.RoundCompletion(
+    completion = rounds.RoundCompletion(
         evictions_planned=2,
         evictions_carried_out=2,
         results={"evicted": 2},
         nodes=(
-            report.NodeCompletion(
+            rounds.NodeCompletion(
                 node="hot-a",
                 planned=2,
                 carried_out=2,
@@ -164,7 +165,7 @@ def test_a_hot_node_the_budget_left_without_an_eviction_is_left_hot_everywhere()
                 relief="improved",
                 result="improved-as-planned",
             ),
-            report.NodeCompletion(
+            rounds.NodeCompletion(
                 node="hot-b",
                 planned=0,
                 carried_out=0,
@@ -213,12 +214,12 @@ def test_a_hot_node_the_budget_left_without_an_eviction_is_left_hot_everywhere()
 
 
 def test_a_round_that_relieved_what_it_judged_still_names_the_node_left_hot() -> None:
-    completion = report.RoundCompletion(
+    completion = rounds.RoundCompletion(
         evictions_planned=1,
         evictions_carried_out=1,
         results={"evicted": 1},
         nodes=(
-            report.NodeCompletion(
+            rounds.NodeCompletion(
                 node="hot-a",
                 planned=1,
                 carried_out=1,
@@ -226,7 +227,7 @@ def test_a_round_that_relieved_what_it_judged_still_names_the_node_left_hot() ->
                 relief="relieved",
                 result="relieved",
             ),
-            report.NodeCompletion(
+            rounds.NodeCompletion(
                 node="hot-b",
                 planned=0,
                 carried_out=0,
@@ -244,12 +245,12 @@ def test_a_round_that_relieved_what_it_judged_still_names_the_node_left_hot() ->
 def test_a_node_whose_evictions_were_all_skipped_for_budget_gets_a_left_hot_row() -> None:
     """The executor skipped both of hot-a's evictions (a window budget ran out): no
     pod left it, the relief check had nothing to judge, and the round is partial."""
-    completion = report.RoundCompletion(
+    completion = rounds.RoundCompletion(
         evictions_planned=2,
         evictions_carried_out=0,
         results={"skipped": 2},
         nodes=(
-            report.NodeCompletion(
+            rounds.NodeCompletion(
                 node="hot-a",
                 planned=2,
                 carried_out=0,
@@ -263,7 +264,7 @@ def test_a_node_whose_evictions_were_all_skipped_for_budget_gets_a_left_hot_row(
     record = _record(
         completion,
         status="partial",
-        reason=report.describe_completion(completion),
+        reason=rounds.describe_completion(completion),
         relief=[],
         relief_verdict="",
     )

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from loadaware import policy, report, runtime
+from loadaware import policy, runtime
 from loadaware import round as rounds
 from tests.lib.serve import ServeClient
 
@@ -93,7 +93,7 @@ class FakeRounds:
         try:
             assert self.release.wait(30), "test never released the round"
             return rounds.RoundResult(
-                record=report.RoundRecord(
+                record=rounds.RoundRecord(
                     round_id=options.round_id,
                     trigger=options.trigger,
                     started_at=self.clock(),

@@ -19,6 +19,7 @@ import threading
 from prometheus_client import REGISTRY
 
 from loadaware import evict, metrics, plan, report, runtime
+from loadaware import round as rounds
 from loadaware.errors import LoadawareError, RefusedError
 from loadaware.round import PartialRoundError, RoundResult
 from loadaware.runtime import _service_metrics
@@ -27,7 +28,7 @@ NOW = datetime.datetime(2026, 11, 30, 8, 0, tzinfo=datetime.UTC)
 
 
 def observe(
-    record: report.RoundRecord,
+    record: rounds.RoundRecord,
     usage: metrics.Usage | None = None,
     *,
     error: LoadawareError | None = None,
@@ -73,7 +74,7 @@ def replacement(pod: str, landing: str, seconds: float | None) -> evict.Replacem
     )
 
 
-def executed_record(trigger: str = "schedule") -> report.RoundRecord:
+def executed_record(trigger: str = "schedule") -> rounds.RoundRecord:
     planned = plan.Plan(
         status="planned",
         reason="2 evictions",
@@ -90,7 +91,7 @@ def executed_record(trigger: str = "schedule") -> report.RoundRecord:
         [replacement("shop/a", "expected", 4.0), replacement("shop/b", "source", 7.0)]
     )
     execution.breaker = "replacement of shop/b landed on source node hot-1"
-    return report.RoundRecord(
+    return rounds.RoundRecord(
         round_id="r1",
         trigger=trigger,
         started_at=NOW,
@@ -178,7 +179,7 @@ def test_every_judged_resource_has_a_utilisation_series() -> None:
 def test_a_refused_round_counts_its_reason_code() -> None:
     before = value("loadaware_refused_rounds_total", reason="stale-metrics") or 0
     success = value("loadaware_last_successful_round_timestamp_seconds")
-    record = report.RoundRecord(
+    record = rounds.RoundRecord(
         round_id="r2",
         trigger="alertmanager",
         started_at=NOW + datetime.timedelta(hours=1),
@@ -342,21 +343,21 @@ def test_relief_verdicts_and_model_error_from_live_rounds() -> None:
     small, large = errors("relieved", "cpu", "0.02"), errors("landing", "cpu", "0.2")
     record = executed_record()
     record.relief = [
-        report.NodeRelief(
+        rounds.NodeRelief(
             node="hot-1",
             before={"cpu": 0.9, "memory": 0.5},
             expected={"cpu": 0.6, "memory": 0.5},
             observed={"cpu": 0.61, "memory": 0.5},
             verdict="relieved",
         ),
-        report.NodeRelief(
+        rounds.NodeRelief(
             node="hot-2",
             before={"cpu": 0.9, "memory": 0.5},
             expected={"cpu": 0.6, "memory": 0.5},
             observed={"cpu": 0.95, "memory": 0.5},
             verdict="not improved",
         ),
-        report.NodeRelief(
+        rounds.NodeRelief(
             node="cold-1",
             role="landing",
             before={"cpu": 0.2, "memory": 0.3},
@@ -364,7 +365,7 @@ def test_relief_verdicts_and_model_error_from_live_rounds() -> None:
             observed={"cpu": 0.45, "memory": 0.3},
             verdict="turned hot",
         ),
-        report.NodeRelief(
+        rounds.NodeRelief(
             node="cold-2",
             role="landing",
             before={"cpu": 0.2, "memory": 0.3},

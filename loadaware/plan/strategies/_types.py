@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from loadaware.cluster._types import ClusterState, Node, Pod
-from loadaware.plan._candidates import PodVerdict
+from loadaware.plan._candidates import PodEligibility
 from loadaware.plan._problem import LandingCheck
 from loadaware.policy import Strategies
 
@@ -38,7 +38,7 @@ class StrategyContext:
 
     `nodes` are the nodes the profile acts on: in its node pools, not excluded
     (stale, not Ready, in no pool) and, for an alert-triggered round, named by
-    the alert. `verdict` is the profile's evictor (descheduler's DefaultEvictor
+    the alert. `eligibility` is the profile's evictor (descheduler's DefaultEvictor
     narrowed by the profile's namespaces and labelSelector), memoised per pod.
     """
 
@@ -46,7 +46,7 @@ class StrategyContext:
     settings: Strategies
     now: datetime.datetime
     nodes: frozenset[str]
-    verdict: Callable[[Pod], PodVerdict]
+    eligibility: Callable[[Pod], PodEligibility]
     # Nodes any pod could be sent to: neither excluded from the round nor cordoned.
     schedulable: tuple[Node, ...] = ()
 
@@ -58,7 +58,7 @@ class StrategyContext:
         return found
 
     def is_evictable(self, pod: Pod) -> bool:
-        return self.verdict(pod).evictable
+        return self.eligibility(pod).evictable
 
 
 Strategy = Callable[[ClusterState, StrategyContext], list[MustMove]]

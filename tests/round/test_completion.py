@@ -1,4 +1,4 @@
-"""Whether a live round did what it planned (round._verdict), from the plan,
+"""Whether a live round did what it planned (round._completion), from the plan,
 the executor's outcomes and the relief check's verdicts.
 
 Covered: stopped early is partial with the counts (hot nodes relieved of those
@@ -23,8 +23,9 @@ import datetime
 
 import pytest
 
-from loadaware import evict, plan, report
-from loadaware.round import _verdict
+from loadaware import evict, plan
+from loadaware import round as rounds
+from loadaware.round import _completion
 
 NOW = datetime.datetime(2026, 11, 30, 8, 0, tzinfo=datetime.UTC)
 TARGETS = {"cpu": 0.7, "memory": 0.8}
@@ -80,8 +81,8 @@ def execution(
     return done
 
 
-def relief(name: str, verdict: str, role: str = "relieved") -> report.NodeRelief:
-    return report.NodeRelief(
+def relief(name: str, verdict: str, role: str = "relieved") -> rounds.NodeRelief:
+    return rounds.NodeRelief(
         node=name, before={}, expected={}, observed=None, role=role, verdict=verdict
     )
 
@@ -101,7 +102,7 @@ def test_stopped_early_is_partial_with_the_counts_and_the_nodes_left_hot() -> No
         outcome(c1, "skipped", f"round stopped: {stop}"),
         stopped=stop,
     )
-    completion = _verdict.judge_round(
+    completion = _completion.round_completion(
         make_plan(a1, a2, b1, c1),
         done,
         [relief("hot-a", "relieved"), relief("hot-b", "unverified")],
@@ -113,7 +114,7 @@ def test_stopped_early_is_partial_with_the_counts_and_the_nodes_left_hot() -> No
     assert completion.left_hot == ("hot-c",)
     assert (completion.evictions_carried_out, completion.evictions_planned) == (3, 4)
     assert completion.results == {"evicted": 3, "skipped": 1}
-    assert report.describe_completion(completion) == (
+    assert rounds.describe_completion(completion) == (
         f"1/3 hot nodes relieved, 3/4 evictions carried out (1 skipped); stopped: {stop}; "
         "left hot: hot-c"
     )
@@ -123,7 +124,7 @@ def test_stopped_early_is_partial_with_the_counts_and_the_nodes_left_hot() -> No
 
 def test_everything_carried_out_and_relieved_is_complete() -> None:
     a1, b1 = eviction("shop/a1", "hot-a"), eviction("shop/b1", "hot-b")
-    completion = _verdict.judge_round(
+    completion = _completion.round_completion(
         make_plan(a1, b1),
         execution(outcome(a1, "evicted"), outcome(b1, "evicted")),
         [
@@ -136,7 +137,7 @@ def test_everything_carried_out_and_relieved_is_complete() -> None:
     assert not completion.partial
     assert completion.relieved == ("hot-a", "hot-b")
     assert completion.left_hot == ()
-    assert report.describe_completion(completion) == (
+    assert rounds.describe_completion(completion) == (
         "2/2 hot nodes relieved, 2/2 evictions carried out"
     )
 
@@ -144,7 +145,7 @@ def test_everything_carried_out_and_relieved_is_complete() -> None:
 @pytest.mark.parametrize("verdict", ["improved", "not improved"])
 def test_all_carried_out_but_a_planned_node_still_hot_is_partial_naming_it(verdict: str) -> None:
     a1, b1 = eviction("shop/a1", "hot-a"), eviction("shop/b1", "hot-b")
-    completion = _verdict.judge_round(
+    completion = _completion.round_completion(
         make_plan(a1, b1),
         execution(outcome(a1, "evicted"), outcome(b1, "evicted")),
         [relief("hot-a", "relieved"), relief("hot-b", verdict)],
@@ -155,7 +156,7 @@ def test_all_carried_out_but_a_planned_node_still_hot_is_partial_naming_it(verdi
     assert completion.left_hot == ("hot-b",)
     [b] = [n for n in completion.nodes if n.node == "hot-b"]
     assert b.why == f"{verdict}, still over its targets"
-    assert report.describe_completion(completion) == (
+    assert rounds.describe_completion(completion) == (
         "1/2 hot nodes relieved, 2/2 evictions carried out; left hot: hot-b"
     )
 
@@ -165,18 +166,22 @@ def test_a_node_the_plan_said_stays_hot_is_judged_on_whether_it_improved() -> No
     a1 = eviction("shop/a1", "hot-a")
     budgeted = make_plan(a1, nodes=(node("hot-a", after_cpu=0.75),))
     done = execution(outcome(a1, "evicted"))
-    improved = _verdict.judge_round(budgeted, done, [relief("hot-a", "improved")], stopped=None)
+    improved = _completion.round_completion(
+        budgeted, done, [relief("hot-a", "improved")], stopped=None
+    )
     assert not improved.partial
     assert [n.result for n in improved.nodes] == ["improved-as-planned"]
     assert improved.nodes[0].expected_within_targets is False
-    worse = _verdict.judge_round(budgeted, done, [relief("hot-a", "not improved")], stopped=None)
+    worse = _completion.round_completion(
+        budgeted, done, [relief("hot-a", "not improved")], stopped=None
+    )
     assert worse.left_hot == ("hot-a",)
 
 
 def test_evidence_first_a_node_observed_relieved_counts_though_an_eviction_was_skipped() -> None:
     a1, a2 = eviction("shop/a1", "hot-a"), eviction("shop/a2", "hot-a")
     stop = "SIGTERM received"
-    completion = _verdict.judge_round(
+    completion = _completion.round_completion(
         make_plan(a1, a2),
         execution(outcome(a1, "evicted"), outcome(a2, "skipped", stop), stopped=stop),
         [relief("hot-a", "relieved")],
@@ -191,7 +196,7 @@ def test_evidence_first_a_node_observed_relieved_counts_though_an_eviction_was_s
 def test_a_node_the_recheck_found_no_longer_hot_is_not_left_hot() -> None:
     a1, a2 = eviction("shop/a1", "hot-a"), eviction("shop/a2", "hot-a")
     b1 = eviction("shop/b1", "hot-b")
-    completion = _verdict.judge_round(
+    completion = _completion.round_completion(
         make_plan(a1, a2, b1),
         execution(
             outcome(a1, "evicted"),
@@ -212,13 +217,13 @@ def test_unverified_after_every_eviction_is_not_partial_short_of_them_is() -> No
     a1, a2 = eviction("shop/a1", "hot-a"), eviction("shop/a2", "hot-a")
     plan_ = make_plan(a1, a2)
     checked = [relief("hot-a", "unverified")]
-    done = _verdict.judge_round(
+    done = _completion.round_completion(
         plan_, execution(outcome(a1, "evicted"), outcome(a2, "evicted")), checked, stopped=None
     )
     assert not done.partial
     assert done.nodes[0].result == "unverified"
     budget = outcome(a2, "skipped", "budget")
-    short = _verdict.judge_round(
+    short = _completion.round_completion(
         plan_, execution(outcome(a1, "evicted"), budget), checked, stopped=None
     )
     assert short.left_hot == ("hot-a",)
@@ -227,14 +232,14 @@ def test_unverified_after_every_eviction_is_not_partial_short_of_them_is() -> No
 
 def test_evictions_refused_by_pdbs_leave_the_node_hot_without_a_stop() -> None:
     a1 = eviction("shop/a1", "hot-a")
-    completion = _verdict.judge_round(
+    completion = _completion.round_completion(
         make_plan(a1),
         execution(outcome(a1, "refused-pdb", "pod-disruption-budget")),
         [],
         stopped=None,
     )
     assert completion.partial
-    assert report.describe_completion(completion) == (
+    assert rounds.describe_completion(completion) == (
         "0/1 hot nodes relieved, 0/1 evictions carried out (1 refused by PDBs); left hot: hot-a"
     )
 
@@ -242,7 +247,7 @@ def test_evictions_refused_by_pdbs_leave_the_node_hot_without_a_stop() -> None:
 def test_other_rules_count_as_evictions_not_as_hot_nodes() -> None:
     duplicate = eviction("shop/d1", "normal-1", reason="RemoveDuplicates")
     from_hot = eviction("shop/d2", "hot-a", reason="RemoveDuplicates")
-    completion = _verdict.judge_round(
+    completion = _completion.round_completion(
         make_plan(duplicate, from_hot, nodes=(node("normal-1", "normal"),)),
         execution(outcome(duplicate, "evicted"), outcome(from_hot, "evicted")),
         [],
@@ -252,14 +257,14 @@ def test_other_rules_count_as_evictions_not_as_hot_nodes() -> None:
     [hot] = completion.nodes
     assert (hot.node, hot.planned, hot.carried_out) == ("hot-a", 0, 0)
     assert not completion.partial
-    assert report.describe_completion(completion) == (
+    assert rounds.describe_completion(completion) == (
         "0/1 hot nodes relieved, 2/2 evictions carried out"
     )
 
 
 def test_an_eviction_the_executor_never_reported_was_not_carried_out() -> None:
     a1, a2 = eviction("shop/a1", "hot-a"), eviction("shop/a2", "hot-a")
-    completion = _verdict.judge_round(
+    completion = _completion.round_completion(
         make_plan(a1, a2), execution(outcome(a1, "evicted")), [], stopped=None
     )
     assert completion.left_hot == ("hot-a",)
@@ -274,17 +279,17 @@ def test_long_lists_of_nodes_end_in_and_n_more() -> None:
         *(outcome(e, "skipped", f"round stopped: {stop}") for e in evictions[6:]),
         stopped=stop,
     )
-    completion = _verdict.judge_round(
+    completion = _completion.round_completion(
         make_plan(*evictions),
         done,
         [relief(f"hot-{i:02d}", "relieved") for i in range(6)],
         stopped=stop,
     )
-    assert report.describe_completion(completion) == (
+    assert rounds.describe_completion(completion) == (
         f"6/80 hot nodes relieved, 6/80 evictions carried out (74 skipped); stopped: {stop}; "
         "left hot: hot-06, hot-07, hot-08, hot-09, hot-10 and 69 more"
     )
-    body = report.completion_to_json(completion)
+    body = rounds.completion_to_json(completion)
     assert body is not None
     assert body["result"] == "partial"
     assert body["hotNodes"]["planned"] == 80
@@ -322,7 +327,7 @@ def test_every_hot_node_of_the_plan_counts_and_one_the_plan_left_hot_is_left_hot
         note=budget,
         high=TARGETS,
     )
-    completion = _verdict.judge_round(
+    completion = _completion.round_completion(
         make_plan(*evictions, nodes=(untouched,)),
         execution(*(outcome(e, "evicted") for e in evictions)),
         [relief(f"hot-{i}", "relieved") for i in range(4)] + [relief("hot-4", "unverified")],
@@ -334,10 +339,10 @@ def test_every_hot_node_of_the_plan_counts_and_one_the_plan_left_hot_is_left_hot
     assert not completion.partial
     [left] = [n for n in completion.nodes if n.node == "hot-5"]
     assert (left.result, left.planned, left.why) == ("hot-as-planned", 0, budget)
-    assert report.describe_completion(completion) == (
+    assert rounds.describe_completion(completion) == (
         "4/6 hot nodes relieved, 5/5 evictions carried out; left hot: hot-5"
     )
-    body = report.completion_to_json(completion)
+    body = rounds.completion_to_json(completion)
     assert body is not None
     assert body["hotNodes"] == {
         "planned": 6,
@@ -350,12 +355,12 @@ def test_every_hot_node_of_the_plan_counts_and_one_the_plan_left_hot_is_left_hot
 def test_a_node_improved_as_planned_is_still_left_hot() -> None:
     a1 = eviction("shop/a1", "hot-a")
     budgeted = make_plan(a1, nodes=(node("hot-a", after_cpu=0.75),))
-    completion = _verdict.judge_round(
+    completion = _completion.round_completion(
         budgeted, execution(outcome(a1, "evicted")), [relief("hot-a", "improved")], stopped=None
     )
     assert completion.left_hot == ("hot-a",)
     assert not completion.partial
-    assert report.describe_completion(completion) == (
+    assert rounds.describe_completion(completion) == (
         "0/1 hot nodes relieved, 1/1 evictions carried out; left hot: hot-a"
     )
 
@@ -363,7 +368,7 @@ def test_a_node_improved_as_planned_is_still_left_hot() -> None:
 def test_a_node_the_plan_leaves_hot_without_a_sample_is_left_hot_as_planned() -> None:
     a1 = eviction("shop/a1", "hot-a")
     budgeted = make_plan(a1, nodes=(node("hot-a", after_cpu=0.75),))
-    completion = _verdict.judge_round(
+    completion = _completion.round_completion(
         budgeted, execution(outcome(a1, "evicted")), [relief("hot-a", "unverified")], stopped=None
     )
     [a] = completion.nodes
