@@ -92,7 +92,11 @@ class Controllers:
                     since = _clock.parse_time(scheduled.get("lastTransitionTime"))
                     if since is not None:
                         due.append(since + self._ready_delay)
-            for pdb in self.store.objects(_resources.PDBS):
+            for key in sorted(self.state.disrupting_pdbs):
+                namespace, _, name = key.partition("/")
+                pdb = self.store.find(_resources.PDBS, namespace, name)
+                if pdb is None:
+                    continue
                 for stamp in ((pdb.get("status") or {}).get("disruptedPods") or {}).values():
                     moment = _clock.parse_time(stamp)
                     if moment is not None:
@@ -115,16 +119,25 @@ class Controllers:
         # Deployments first: they may create or scale the ReplicaSets handled next.
         dirty = self.state.owners
         self.state.owners = set()
-        by_uid: dict[str, tuple[_resources.Resource, dict[str, Any]]] = {}
-        for resource in (
+        order = (
             _resources.DEPLOYMENTS,
             _resources.REPLICASETS,
             _resources.STATEFULSETS,
             _resources.JOBS,
-        ):
-            for obj in self.store.objects(resource):
-                if obj["metadata"]["uid"] in dirty:
-                    by_uid[obj["metadata"]["uid"]] = (resource, obj)
+        )
+        # By kind in that order, then by key: the order a scan of the store gives.
+        found: list[tuple[int, str, str]] = []
+        for uid in dirty:
+            known = self.state.workloads.get(uid)
+            if known is not None:
+                found.append((order.index(known[0]), known[1], uid))
+        found.sort()
+        by_uid: dict[str, tuple[_resources.Resource, dict[str, Any]]] = {}
+        for rank, key, uid in found:
+            namespace, _, name = key.partition("/")
+            obj = self.store.find(order[rank], namespace, name)
+            if obj is not None and obj["metadata"]["uid"] == uid:
+                by_uid[uid] = (order[rank], obj)
         for resource, obj in by_uid.values():
             if resource is _resources.DEPLOYMENTS:
                 _deployment.sync(self.state, obj)

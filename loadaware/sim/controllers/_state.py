@@ -1,6 +1,8 @@
 """What the controllers share: the store and its clock, the dirty sets a store listener
 fills as objects change (so a quiet 150,000-pod cluster costs nothing per round), and
-the ownership indexes (a controller's pods, an owner's dependents).
+the indexes that let a controller read only the objects it concerns: a controller's
+pods, an owner's dependents, the workloads by uid, a namespace's pods by label, and
+the PodDisruptionBudgets by namespace and those counting disrupted pods.
 """
 
 from __future__ import annotations
@@ -31,6 +33,13 @@ class ControlState:
         self.dependents: dict[str, set[tuple[_storage.ResourceKey, str]]] = collections.defaultdict(
             set
         )
+        # uid -> (resource, namespace/name) of the workloads the controllers reconcile.
+        self.workloads: dict[str, tuple[_resources.Resource, str]] = {}
+        # namespace -> label pair -> names of the pods carrying it.
+        self._pods_by_label: dict[str, dict[tuple[str, str], set[str]]] = {}
+        # namespace -> names of its PodDisruptionBudgets; keys of those with disruptedPods.
+        self._pdbs: dict[str, set[str]] = {}
+        self.disrupting_pdbs: set[str] = set()
         self._index_all()
         store.on_change.append(self._on_change)
 
@@ -44,6 +53,15 @@ class ControlState:
 
     def _index(self, resource: _resources.Resource, obj: Mapping[str, Any], *, added: bool) -> None:
         key = _objects.key(obj)
+        if resource is _resources.PODS:
+            self._index_labels(obj, added=added)
+        elif resource in _WORKLOADS:
+            if added:
+                self.workloads[obj["metadata"]["uid"]] = (resource, key)
+            else:
+                self.workloads.pop(obj["metadata"]["uid"], None)
+        elif resource is _resources.PDBS:
+            self._index_pdb(obj, added=added)
         for ref in obj["metadata"].get("ownerReferences") or []:
             uid = ref.get("uid")
             if not uid:
@@ -55,6 +73,58 @@ class ControlState:
             else:
                 self.dependents[uid].discard((resource.key, key))
                 self.owned[uid].discard(key)
+
+    def _index_labels(self, pod: Mapping[str, Any], *, added: bool) -> None:
+        meta = pod["metadata"]
+        by_label = self._pods_by_label.setdefault(meta["namespace"], {})
+        for pair in (meta.get("labels") or {}).items():
+            if added:
+                by_label.setdefault(pair, set()).add(meta["name"])
+            else:
+                names = by_label.get(pair)
+                if names is not None:
+                    names.discard(meta["name"])
+                    if not names:
+                        del by_label[pair]
+
+    def _index_pdb(self, pdb: Mapping[str, Any], *, added: bool) -> None:
+        meta = pdb["metadata"]
+        names = self._pdbs.setdefault(meta["namespace"], set())
+        key = _objects.key(pdb)
+        if added:
+            names.add(meta["name"])
+            if (pdb.get("status") or {}).get("disruptedPods"):
+                self.disrupting_pdbs.add(key)
+        else:
+            names.discard(meta["name"])
+            self.disrupting_pdbs.discard(key)
+
+    def pdb_keys_in(self, namespace: str) -> list[str]:
+        """The keys (namespace/name) of the namespace's PodDisruptionBudgets."""
+        return [f"{namespace}/{name}" for name in self._pdbs.get(namespace, ())]
+
+    def pods_selected(
+        self, namespace: str, selector: Mapping[str, Any] | None
+    ) -> list[dict[str, Any]]:
+        """The namespace's pods a label selector matches, in key order: those carrying
+        one of its matchLabels pairs are checked, not the whole namespace."""
+        if selector is None:
+            return []
+        pair = min((selector.get("matchLabels") or {}).items(), default=None)
+        if pair is None:
+            candidates: list[dict[str, Any]] = self.store.objects(_resources.PODS, namespace)
+        else:
+            names = sorted(self._pods_by_label.get(namespace, {}).get(pair, ()))
+            candidates = [
+                pod
+                for name in names
+                if (pod := self.store.find(_resources.PODS, namespace, name)) is not None
+            ]
+        return [
+            p
+            for p in candidates
+            if _selectors.label_selector_matches(selector, p["metadata"].get("labels") or {})
+        ]
 
     @staticmethod
     def _pod_needs_attention(pod: Mapping[str, Any]) -> bool:
@@ -117,7 +187,10 @@ class ControlState:
         if namespace in self.pdb_namespaces:
             return
         labels = [(pod["metadata"].get("labels") or {}) for pod in (old, new) if pod is not None]
-        for pdb in self.store.objects(_resources.PDBS, namespace):
+        for name in self._pdbs.get(namespace, ()):
+            pdb = self.store.find(_resources.PDBS, namespace, name)
+            if pdb is None:
+                continue
             selector = (pdb.get("spec") or {}).get("selector")
             if any(_selectors.label_selector_matches(selector, pod) for pod in labels):
                 self.pdb_keys.add(_objects.key(pdb))
@@ -130,6 +203,14 @@ class ControlState:
             if pod is not None:
                 pods.append(pod)
         return pods
+
+
+_WORKLOADS = (
+    _resources.DEPLOYMENTS,
+    _resources.REPLICASETS,
+    _resources.STATEFULSETS,
+    _resources.JOBS,
+)
 
 
 def _scale_changed(kind: str, old: Any, new: Any) -> bool:
