@@ -3,6 +3,7 @@
     python -m bench.sim_evictions                          # 1,000 and 5,000 nodes
     python -m bench.sim_evictions --sizes 1000 --evictions 50
     python -m bench.sim_evictions --sizes 1000 --profile   # cProfile's top entries too
+    python -m bench.sim_evictions --steer 20               # steering taints around each
 
 For every size it generates a usage-independent cluster (`loadaware.sim.scenarios`,
 about 30 pods per node), builds the simulated cluster in this process
@@ -13,7 +14,10 @@ serving thread would after a write (`reconcile` until nothing changes, then
 `next_due`), and checks that the ReplicaSet's replacement is bound. Every
 `--settle-every` evictions the simulated clock moves on past the grace period and
 the ready delay (the terminating pods go, the replacements turn Ready and the
-budgets recover), and those passes are timed too.
+budgets recover), and those passes are timed too. With `--steer N`, each eviction is
+wrapped as a live round wraps it: N nodes (seeded) get loadaware's steering taint
+(PreferNoSchedule) before it and lose it after, each write burst followed by a
+controller pass.
 
 Only the controller passes are timed, not the eviction call, the generation nor
 the scheduler's cache filling at start-up.
@@ -39,7 +43,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from loadaware.sim import SimClock, SimCluster, scenarios
+from loadaware import scheduling
+from loadaware.sim import SimClock, SimCluster, _resources, scenarios
 from loadaware.sim import _status as sim_status
 from loadaware.sim.controllers import _control_plane, _disruption
 
@@ -48,6 +53,7 @@ DEFAULT_SIZES = (1000, 5000)
 COLUMNS = (
     "nodes",
     "pods",
+    "steer",
     "build s",
     "evictions",
     "refused",
@@ -80,6 +86,7 @@ class _Timer:
 class Row:
     nodes: int
     pods: int
+    steer: int
     build_seconds: float
     evictions: int
     refused: int
@@ -94,6 +101,7 @@ class Row:
         return (
             str(self.nodes),
             str(self.pods),
+            str(self.steer),
             f"{self.build_seconds:.1f}",
             str(self.evictions),
             str(self.refused),
@@ -126,12 +134,31 @@ def _unbound_replacements(sim: SimCluster) -> int:
     )
 
 
+def _set_steering_taint(sim: SimCluster, names: Sequence[str], *, tainted: bool) -> None:
+    taint = scheduling.STEERING_TAINT
+    for name in names:
+        node = sim.get("nodes", None, name)
+        kept = [
+            t for t in (node.get("spec") or {}).get("taints") or [] if t.get("key") != taint.key
+        ]
+        if tainted:
+            kept.append({"key": taint.key, "value": taint.value, "effect": taint.effect})
+        sim.store.patch(
+            _resources.NODES,
+            None,
+            name,
+            "application/merge-patch+json",
+            {"spec": {"taints": kept or None}},
+        )
+
+
 def measure(
     nodes: int,
     *,
     evictions: int,
     settle_every: int,
     seed: int,
+    steer: int = 0,
     profile: cProfile.Profile | None = None,
 ) -> Row:
     started = time.perf_counter()
@@ -172,18 +199,29 @@ def measure(
 
     settle_seconds = sim.settings.ready_delay + 31.0
     done = refused = 0
+    node_names = [n["metadata"]["name"] for n in sim.list("nodes")]
+    pick = random.Random(seed)
     try:
         for namespace, name in _candidates(sim, seed):
             if done >= evictions:
                 break
+            steered = pick.sample(node_names, min(steer, len(node_names)))
+            if steered:
+                _set_steering_taint(sim, steered, tainted=True)
+                run_controllers()
             try:
                 sim.evict(namespace, name)
             except sim_status.ApiError:
                 refused += 1  # a budget refused it: the next candidate
-                continue
-            done += 1
-            run_controllers()
-            if done % settle_every == 0:
+                evicted = False
+            else:
+                done += 1
+                evicted = True
+                run_controllers()
+            if steered:
+                _set_steering_taint(sim, steered, tainted=False)
+                run_controllers()
+            if evicted and done % settle_every == 0:
                 sim.clock.advance(settle_seconds)
                 run_controllers()
         sim.clock.advance(settle_seconds)
@@ -193,6 +231,7 @@ def measure(
     return Row(
         nodes=nodes,
         pods=pods,
+        steer=steer,
         build_seconds=build_seconds,
         evictions=done,
         refused=refused,
@@ -223,6 +262,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--settle-every", type=int, default=10, help="evictions between clock moves"
     )
+    parser.add_argument(
+        "--steer", type=int, default=0, help="nodes tainted around each eviction (default 0)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--profile", action="store_true", help="print cProfile's top entries")
     args = parser.parse_args(argv)
@@ -241,6 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 evictions=args.evictions,
                 settle_every=args.settle_every,
                 seed=args.seed,
+                steer=args.steer,
                 profile=profile,
             )
         )

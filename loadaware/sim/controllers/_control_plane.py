@@ -129,7 +129,7 @@ class Controllers:
         found: list[tuple[int, str, str]] = []
         for uid in dirty:
             known = self.state.workloads.get(uid)
-            if known is not None:
+            if known is not None and known[0] in order:
                 found.append((order.index(known[0]), known[1], uid))
         found.sort()
         by_uid: dict[str, tuple[_resources.Resource, dict[str, Any]]] = {}
@@ -155,10 +155,28 @@ class Controllers:
         for resource, obj in by_uid.values():
             if resource is _resources.DEPLOYMENTS:
                 _deployment.sync_status(self.state, obj)
-        if self.state.all_daemonsets:
-            self.state.all_daemonsets = False
+        self._daemonsets()
+
+    def _daemonsets(self) -> None:
+        """Every DaemonSet when a node changed what they select, else those whose pods
+        or spec changed; in key order either way."""
+        state = self.state
+        everything, dirty = state.all_daemonsets, state.daemonsets
+        state.all_daemonsets, state.daemonsets = False, set()
+        if everything:
             for ds in self.store.objects(_resources.DAEMONSETS):
-                _daemonset.sync(self.state, ds)
+                _daemonset.sync(state, ds)
+            return
+        keys = sorted(
+            known[1]
+            for uid in dirty
+            if (known := state.workloads.get(uid)) is not None and known[0] is _resources.DAEMONSETS
+        )
+        for key in keys:
+            namespace, _, name = key.partition("/")
+            ds = self.store.find(_resources.DAEMONSETS, namespace, name)
+            if ds is not None:
+                _daemonset.sync(state, ds)
 
 
 class Runner:

@@ -188,7 +188,11 @@ class Scheduler:
             self._changed_pods.clear()
             self._changed_nodes.clear()
             occupancy, pods, self._namespace_labels = self._from_store()
-            self._terminating = {p.key: p for p in pods if p.deletion_timestamp is not None}
+            self._terminating = {
+                p.key: p
+                for p in pods
+                if p.deletion_timestamp is not None and occupancy.has_node(p.node_name or "")
+            }
             self._occupancy = occupancy
             return occupancy
         if self._changed_nodes:
@@ -246,7 +250,7 @@ class Scheduler:
             self._terminating.pop(pod.key, None)
             if pod.deletion_timestamp is not None:
                 self._terminating[pod.key] = pod
-            occupancy.add(pod, pod.node_name)
+            occupancy.add(pod, pod.node_name or "")
 
     def _convert(self, objects: list[dict[str, Any]]) -> list[Any]:
         """Raw objects as the planner's types, converted once per resourceVersion."""

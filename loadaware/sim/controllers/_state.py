@@ -27,7 +27,8 @@ class ControlState:
         self.deleted_uids: list[str] = []
         self.deleting_namespaces: set[str] = set()
         # The loaded state is taken as settled: controllers act on what changes after it.
-        self.all_daemonsets = False
+        self.all_daemonsets = False  # a node came, went, or changed what a DaemonSet selects
+        self.daemonsets: set[str] = set()  # uids of DaemonSets whose pods or spec changed
         # uid -> keys of the pods it controls; namespace/name of owners by uid.
         self.owned: dict[str, set[str]] = collections.defaultdict(set)
         self.dependents: dict[str, set[tuple[_storage.ResourceKey, str]]] = collections.defaultdict(
@@ -155,11 +156,13 @@ class ControlState:
             if ref:
                 self.owners.add(ref["uid"])
                 if ref.get("kind") == "DaemonSet":
-                    self.all_daemonsets = True
+                    self.daemonsets.add(ref["uid"])
             self._pdbs_selecting(meta["namespace"], old, new)
         elif resource is _resources.NODES:
-            # The scheduler's own listener marks the pods it could not place.
-            self.all_daemonsets = True
+            # The scheduler's own listener marks the pods it could not place. A taint
+            # that only steers (PreferNoSchedule) leaves every DaemonSet as it was.
+            if kind != "MODIFIED" or _daemon_set_view(old) != _daemon_set_view(new):
+                self.all_daemonsets = True
         elif resource in (
             _resources.REPLICASETS,
             _resources.DEPLOYMENTS,
@@ -172,7 +175,7 @@ class ControlState:
             if ref:
                 self.owners.add(ref["uid"])
             if resource is _resources.DAEMONSETS:
-                self.all_daemonsets = True
+                self.daemonsets.add(meta["uid"])
             if _scale_changed(kind, old, new):
                 self.pdb_namespaces.add(meta["namespace"])
         elif resource is _resources.PDBS:
@@ -210,7 +213,19 @@ _WORKLOADS = (
     _resources.REPLICASETS,
     _resources.STATEFULSETS,
     _resources.JOBS,
+    _resources.DAEMONSETS,
 )
+
+
+def _daemon_set_view(node: Mapping[str, Any]) -> tuple[object, ...]:
+    """What of a node decides which DaemonSets run a pod on it (`daemon_set_nodes`):
+    its labels and its NoSchedule and NoExecute taints."""
+    taints = [
+        t
+        for t in (node.get("spec") or {}).get("taints") or []
+        if t.get("effect") in ("NoSchedule", "NoExecute")
+    ]
+    return node["metadata"].get("labels") or {}, taints
 
 
 def _scale_changed(kind: str, old: Any, new: Any) -> bool:
