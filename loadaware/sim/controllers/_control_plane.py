@@ -92,15 +92,10 @@ class Controllers:
                     since = _clock.parse_time(scheduled.get("lastTransitionTime"))
                     if since is not None:
                         due.append(since + self._ready_delay)
-            for key in sorted(self.state.disrupting_pdbs):
-                namespace, _, name = key.partition("/")
-                pdb = self.store.find(_resources.PDBS, namespace, name)
-                if pdb is None:
-                    continue
-                for stamp in ((pdb.get("status") or {}).get("disruptedPods") or {}).values():
-                    moment = _clock.parse_time(stamp)
-                    if moment is not None:
-                        due.append(moment + _disruption.DISRUPTED_POD_TIMEOUT)
+            due.extend(
+                since + _disruption.DISRUPTED_POD_TIMEOUT
+                for since in self.state.disrupted_since.values()
+            )
         return min(due) if due else None
 
     # --- what the API and tests call ---

@@ -19,8 +19,10 @@ def sync(state: _state.ControlState) -> None:
     now = state.clock.time()
     namespaces, keys = state.pdb_namespaces, state.pdb_keys
     state.pdb_namespaces, state.pdb_keys = set(), set()
-    # Those with disrupted pods are looked at every round: the entries expire.
-    dirty = keys | state.disrupting_pdbs
+    # A disrupted pod's entry expires: its budget is looked at again once one may have.
+    dirty = keys | {
+        key for key, since in state.disrupted_since.items() if now >= since + DISRUPTED_POD_TIMEOUT
+    }
     for namespace in namespaces:
         dirty.update(state.pdb_keys_in(namespace))
     for key in sorted(dirty):

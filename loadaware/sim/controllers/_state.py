@@ -11,7 +11,7 @@ import collections
 from collections.abc import Mapping
 from typing import Any
 
-from loadaware.sim import _resources, _selectors, _storage, _store
+from loadaware.sim import _clock, _resources, _selectors, _storage, _store
 from loadaware.sim.controllers import _objects
 
 
@@ -38,9 +38,10 @@ class ControlState:
         self.workloads: dict[str, tuple[_resources.Resource, str]] = {}
         # namespace -> label pair -> names of the pods carrying it.
         self._pods_by_label: dict[str, dict[tuple[str, str], set[str]]] = {}
-        # namespace -> names of its PodDisruptionBudgets; keys of those with disruptedPods.
+        # namespace -> names of its PodDisruptionBudgets; per budget with disruptedPods,
+        # the earliest moment one was recorded (an unreadable stamp counts as 0).
         self._pdbs: dict[str, set[str]] = {}
-        self.disrupting_pdbs: set[str] = set()
+        self.disrupted_since: dict[str, float] = {}
         self._index_all()
         store.on_change.append(self._on_change)
 
@@ -94,11 +95,14 @@ class ControlState:
         key = _objects.key(pdb)
         if added:
             names.add(meta["name"])
-            if (pdb.get("status") or {}).get("disruptedPods"):
-                self.disrupting_pdbs.add(key)
+            stamps = (pdb.get("status") or {}).get("disruptedPods") or {}
+            if stamps:
+                self.disrupted_since[key] = min(
+                    _clock.parse_time(stamp) or 0.0 for stamp in stamps.values()
+                )
         else:
             names.discard(meta["name"])
-            self.disrupting_pdbs.discard(key)
+            self.disrupted_since.pop(key, None)
 
     def pdb_keys_in(self, namespace: str) -> list[str]:
         """The keys (namespace/name) of the namespace's PodDisruptionBudgets."""
@@ -178,8 +182,9 @@ class ControlState:
                 self.daemonsets.add(meta["uid"])
             if _scale_changed(kind, old, new):
                 self.pdb_namespaces.add(meta["namespace"])
-        elif resource is _resources.PDBS:
-            self.pdb_namespaces.add(meta["namespace"])
+        elif resource is _resources.PDBS and kind != "DELETED":
+            # A budget's status depends on its own spec and its pods, not on other budgets.
+            self.pdb_keys.add(_objects.key(new))
         elif resource is _resources.NAMESPACES and meta.get("deletionTimestamp"):
             self.deleting_namespaces.add(meta["name"])
 
