@@ -158,6 +158,11 @@ class AffinityIndex:
         self._score_groups: dict[tuple[object, ...], ScoreGroup] = {}
         self._score_buckets: dict[Bucket, list[ScoreGroup]] = {}
 
+    def nodes_changed(self) -> None:
+        """The node cache replaced a node: read its nodes from now on. A node whose
+        labels change must have its pods counted out before and back in after."""
+        self._nodes = self._cache.nodes
+
     @property
     def has_anti_affinity(self) -> bool:
         """Whether any placed pod holds a required anti-affinity term."""

@@ -1,10 +1,12 @@
-"""The node side of the scheduler's cache: what never changes while pods move.
+"""The node side of the scheduler's cache: what does not change while pods move.
 
 `NodeCache` holds the nodes in a fixed order with their positions, allocatable
 resources as arrays, the domain each node is in per topology key, the images
 they report, and the per-node results of the checks that depend on a pod's
 spec and the node alone (cached per spec, which replicas of a workload share).
-Every per-node array of the model is in this order.
+Every per-node array of the model is in this order. A node may change in place
+(`replace_node`: taints, labels, allocatable, readiness), as kube-scheduler's
+cache takes a node update; the order and the set of nodes stay fixed.
 
 Pure: no I/O, no clock.
 """
@@ -12,7 +14,7 @@ Pure: no I/O, no clock.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -69,16 +71,57 @@ class NodeCache:
             (bool(n.taints) for n in self.nodes), dtype=np.bool_, count=count
         )
         self.tainted.flags.writeable = False
-        # Nodes never change here, so neither do the images they report.
+        # Rebuilt by replace_node when a node's images change.
         self.images = _images.NodeImages(self.nodes)
         self._recent_indexes: dict[tuple[str, ...], IntArray] = {}
         # Extended resources by name, for the names some placed or checked pod requests.
         self._ext_alloc: dict[str, IntArray] = {}
         self._codes: dict[str, tuple[IntArray, dict[str, int]]] = {}
         self._shifted_codes: dict[str, tuple[IntArray, bool]] = {}
-        self._static_masks: dict[tuple[object, ...], BoolArray] = {}
-        self._affinity_masks: dict[tuple[object, ...], BoolArray] = {}
+        # Per spec signature, a pod with that spec (to recheck a changed node) and the mask.
+        self._static_masks: dict[tuple[object, ...], tuple[Pod, BoolArray]] = {}
+        self._affinity_masks: dict[tuple[object, ...], tuple[Pod, BoolArray]] = {}
         self._toleration_masks: dict[tuple[Toleration, ...], BoolArray] = {}
+
+    def replace_node(self, node: Node) -> Node:
+        """The node of that name changed (taints, labels, allocatable, readiness, images):
+        every cached per-node answer is brought up to date at its position; the node as
+        it was is returned. KeyError on a stranger.
+
+        Cached arrays are replaced, not written, so that arrays handed out earlier
+        keep the answers they were given with."""
+        i = self.index[node.name]
+        old = self.nodes[i]
+        self.nodes = (*self.nodes[:i], node, *self.nodes[i + 1 :])
+        self.alloc_cpu = _with(self.alloc_cpu, i, node.allocatable_cpu_millicores)
+        self.alloc_mem = _with(self.alloc_mem, i, node.allocatable_memory_bytes)
+        self.alloc_pods = _with(self.alloc_pods, i, node.allocatable_pods)
+        self.tainted = _with(self.tainted, i, bool(node.taints))
+        self.tainted.flags.writeable = False
+        if node.images != old.images:
+            self.images = _images.NodeImages(self.nodes)
+        for name, allocatable in self._ext_alloc.items():
+            self._ext_alloc[name] = _with(
+                allocatable, i, int(node.allocatable_extended.get(name, 0))
+            )
+        if node.labels != old.labels:
+            # Domain codes are numbered in node order: recounted when next asked for.
+            self._codes.clear()
+            self._shifted_codes.clear()
+        for signature, (pod, mask) in self._static_masks.items():
+            self._static_masks[signature] = (
+                pod,
+                _with(mask, i, _filters.static_failure(pod, node) is None),
+            )
+        for signature, (pod, mask) in self._affinity_masks.items():
+            changed = _with(mask, i, _matches_node_affinity(pod, node))
+            changed.flags.writeable = False
+            self._affinity_masks[signature] = (pod, changed)
+        for tolerations, mask in self._toleration_masks.items():
+            changed = _with(mask, i, not _filters.untolerated_hard_taint(tolerations, node.taints))
+            changed.flags.writeable = False
+            self._toleration_masks[tolerations] = changed
+        return old
 
     def node_indexes(self, node_names: Iterable[str]) -> IntArray:
         """Positions in `nodes` of the named nodes, duplicates dropped; KeyError on a stranger."""
@@ -151,37 +194,30 @@ class NodeCache:
             tuple(sorted(pod.node_selector.items())),
             pod.required_node_affinity,
         )
-        mask = self._static_masks.get(signature)
-        if mask is None:
+        found = self._static_masks.get(signature)
+        if found is None:
             mask = np.fromiter(
                 (_filters.static_failure(pod, node) is None for node in self.nodes),
                 dtype=np.bool_,
                 count=len(self.nodes),
             )
-            self._static_masks[signature] = mask
-        return mask
+            found = self._static_masks[signature] = (pod, mask)
+        return found[1]
 
     def affinity_mask(self, pod: Pod) -> BoolArray:
         """Per node, whether it matches the pod's nodeSelector and required node affinity
         (PodTopologySpread's nodeAffinityPolicy: Honor)."""
         signature = (tuple(sorted(pod.node_selector.items())), pod.required_node_affinity)
-        mask = self._affinity_masks.get(signature)
-        if mask is None:
+        found = self._affinity_masks.get(signature)
+        if found is None:
             mask = np.fromiter(
-                (
-                    all(node.labels.get(k) == v for k, v in pod.node_selector.items())
-                    and (
-                        not pod.required_node_affinity
-                        or any(term.matches(node) for term in pod.required_node_affinity)
-                    )
-                    for node in self.nodes
-                ),
+                (_matches_node_affinity(pod, node) for node in self.nodes),
                 dtype=np.bool_,
                 count=len(self.nodes),
             )
             mask.flags.writeable = False
-            self._affinity_masks[signature] = mask
-        return mask
+            found = self._affinity_masks[signature] = (pod, mask)
+        return found[1]
 
     def toleration_mask(self, pod: Pod) -> BoolArray:
         """Per node, whether the pod tolerates its NoSchedule and NoExecute taints
@@ -199,3 +235,20 @@ class NodeCache:
             mask.flags.writeable = False
             self._toleration_masks[pod.tolerations] = mask
         return mask
+
+
+def _matches_node_affinity(pod: Pod, node: Node) -> bool:
+    return all(node.labels.get(k) == v for k, v in pod.node_selector.items()) and (
+        not pod.required_node_affinity
+        or any(term.matches(node) for term in pod.required_node_affinity)
+    )
+
+
+_T = TypeVar("_T", bound=np.generic)
+
+
+def _with(array: npt.NDArray[_T], i: int, value: object) -> npt.NDArray[_T]:
+    """A copy of `array` with position `i` set to `value` (writeable)."""
+    changed = array.copy()
+    changed[i] = value
+    return changed

@@ -6,7 +6,9 @@ the requests ledger (`_ledger.RequestsLedger`: requests, pod counts, host
 ports), and the (anti-)affinity and spreading indexes of every placed pod
 (`_affinity_index`, `_spread_index`). Moves recorded with `remove` / `add` are
 seen by every later check, so a plan never stacks two replicas that exclude
-each other on one node or zone.
+each other on one node or zone. A long-lived copy (the simulated scheduler's)
+is kept current by deltas, as kube-scheduler's cache is: pods added, moved
+and removed with `add` / `remove`, a changed node with `replace_node`.
 
 The checks follow kube-scheduler's Filter plugins (NodeUnschedulable,
 TaintToleration, NodeAffinity, NodeResourcesFit, NodePorts, InterPodAffinity;
@@ -130,6 +132,14 @@ class Occupancy:
         placed = self._ledger.placed.get(pod.key)
         return None if placed is None else self._cache.names[placed[1]]
 
+    def has_node(self, node_name: str) -> bool:
+        return node_name in self._cache.index
+
+    def placed_pod(self, key: str) -> Pod | None:
+        """The pod placed under `key` (namespace/name) as it was recorded, or None."""
+        placed = self._ledger.placed.get(key)
+        return None if placed is None else placed[0]
+
     def placed_index(self, pod: Pod) -> int | None:
         """The index in `nodes` of the node the pod (by namespace/name) counts on, or None."""
         placed = self._ledger.placed.get(pod.key)
@@ -167,6 +177,23 @@ class Occupancy:
         self._spread.unfile(recorded)
         # Undo exactly what was recorded, even if the caller passes a changed copy.
         self._count(recorded, i, -1)
+
+    def replace_node(self, node: Node) -> None:
+        """The node of that name changed (taints, labels, allocatable, readiness, images);
+        what is placed on it stays. KeyError when no node has that name."""
+        old = self._cache.replace_node(node)
+        if old.labels == node.labels:
+            self._affinity.nodes_changed()
+            return
+        # Inter-pod affinity counts pods per domain of their node's labels: the pods
+        # here leave their old domains and join the new ones.
+        i = self._cache.index[node.name]
+        here = [pod for pod, at in self._ledger.placed.values() if at == i]
+        for pod in here:
+            self._affinity.count(pod, i, -1)
+        self._affinity.nodes_changed()
+        for pod in here:
+            self._affinity.count(pod, i, 1)
 
     def _count(self, pod: Pod, i: int, delta: int) -> None:
         self._ledger.count(pod, i, delta)

@@ -92,11 +92,10 @@ class Controllers:
                     since = _clock.parse_time(scheduled.get("lastTransitionTime"))
                     if since is not None:
                         due.append(since + self._ready_delay)
-            for pdb in self.store.objects(_resources.PDBS):
-                for stamp in ((pdb.get("status") or {}).get("disruptedPods") or {}).values():
-                    moment = _clock.parse_time(stamp)
-                    if moment is not None:
-                        due.append(moment + _disruption.DISRUPTED_POD_TIMEOUT)
+            due.extend(
+                since + _disruption.DISRUPTED_POD_TIMEOUT
+                for since in self.state.disrupted_since.values()
+            )
         return min(due) if due else None
 
     # --- what the API and tests call ---
@@ -115,16 +114,25 @@ class Controllers:
         # Deployments first: they may create or scale the ReplicaSets handled next.
         dirty = self.state.owners
         self.state.owners = set()
-        by_uid: dict[str, tuple[_resources.Resource, dict[str, Any]]] = {}
-        for resource in (
+        order = (
             _resources.DEPLOYMENTS,
             _resources.REPLICASETS,
             _resources.STATEFULSETS,
             _resources.JOBS,
-        ):
-            for obj in self.store.objects(resource):
-                if obj["metadata"]["uid"] in dirty:
-                    by_uid[obj["metadata"]["uid"]] = (resource, obj)
+        )
+        # By kind in that order, then by key: the order a scan of the store gives.
+        found: list[tuple[int, str, str]] = []
+        for uid in dirty:
+            known = self.state.workloads.get(uid)
+            if known is not None and known[0] in order:
+                found.append((order.index(known[0]), known[1], uid))
+        found.sort()
+        by_uid: dict[str, tuple[_resources.Resource, dict[str, Any]]] = {}
+        for rank, key, uid in found:
+            namespace, _, name = key.partition("/")
+            obj = self.store.find(order[rank], namespace, name)
+            if obj is not None and obj["metadata"]["uid"] == uid:
+                by_uid[uid] = (order[rank], obj)
         for resource, obj in by_uid.values():
             if resource is _resources.DEPLOYMENTS:
                 _deployment.sync(self.state, obj)
@@ -142,10 +150,28 @@ class Controllers:
         for resource, obj in by_uid.values():
             if resource is _resources.DEPLOYMENTS:
                 _deployment.sync_status(self.state, obj)
-        if self.state.all_daemonsets:
-            self.state.all_daemonsets = False
+        self._daemonsets()
+
+    def _daemonsets(self) -> None:
+        """Every DaemonSet when a node changed what they select, else those whose pods
+        or spec changed; in key order either way."""
+        state = self.state
+        everything, dirty = state.all_daemonsets, state.daemonsets
+        state.all_daemonsets, state.daemonsets = False, set()
+        if everything:
             for ds in self.store.objects(_resources.DAEMONSETS):
-                _daemonset.sync(self.state, ds)
+                _daemonset.sync(state, ds)
+            return
+        keys = sorted(
+            known[1]
+            for uid in dirty
+            if (known := state.workloads.get(uid)) is not None and known[0] is _resources.DAEMONSETS
+        )
+        for key in keys:
+            namespace, _, name = key.partition("/")
+            ds = self.store.find(_resources.DAEMONSETS, namespace, name)
+            if ds is not None:
+                _daemonset.sync(state, ds)
 
 
 class Runner:

@@ -5,6 +5,7 @@ template rollouts are not modelled.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 from loadaware.sim import _events, _resources
@@ -15,13 +16,8 @@ def sync(state: _state.ControlState, deployment: dict[str, Any]) -> None:
     """Create the Deployment's ReplicaSet, or scale its newest one to `spec.replicas`."""
     if deployment["metadata"].get("deletionTimestamp"):
         return
-    uid = deployment["metadata"]["uid"]
     namespace = deployment["metadata"]["namespace"]
-    owned = [
-        rs
-        for rs in state.store.objects(_resources.REPLICASETS, namespace)
-        if (_objects.controller_ref(rs) or {}).get("uid") == uid
-    ]
+    owned = replica_sets_of(state, deployment)
     wanted = int((deployment.get("spec") or {}).get("replicas", 1))
     if not owned:
         template = copy.deepcopy((deployment.get("spec") or {}).get("template") or {})
@@ -99,12 +95,8 @@ def sync(state: _state.ControlState, deployment: dict[str, Any]) -> None:
 
 def sync_status(state: _state.ControlState, deployment: dict[str, Any]) -> None:
     """The Deployment's status, summed over its ReplicaSets."""
-    uid = deployment["metadata"]["uid"]
-    namespace = deployment["metadata"]["namespace"]
     replicas = ready = 0
-    for rs in state.store.objects(_resources.REPLICASETS, namespace):
-        if (_objects.controller_ref(rs) or {}).get("uid") != uid:
-            continue
+    for rs in replica_sets_of(state, deployment):
         status = rs.get("status") or {}
         replicas += int(status.get("replicas") or 0)
         ready += int(status.get("readyReplicas") or 0)
@@ -120,3 +112,18 @@ def sync_status(state: _state.ControlState, deployment: dict[str, Any]) -> None:
         status["unavailableReplicas"] = wanted - ready
     status = {k: v for k, v in status.items() if v or k in ("replicas", "observedGeneration")}
     _workload.set_status(state.store, _resources.DEPLOYMENTS, deployment, status)
+
+
+def replica_sets_of(state: _state.ControlState, deployment: Mapping[str, Any]) -> list[Any]:
+    """The ReplicaSets the Deployment controls, in key order (from the owners' index,
+    not a scan of the namespace)."""
+    uid = deployment["metadata"]["uid"]
+    found = []
+    for resource_key, key in sorted(state.dependents.get(uid, ())):
+        if resource_key != _resources.REPLICASETS.key:
+            continue
+        namespace, _, name = key.partition("/")
+        rs = state.store.find(_resources.REPLICASETS, namespace, name)
+        if rs is not None and (_objects.controller_ref(rs) or {}).get("uid") == uid:
+            found.append(rs)
+    return found

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from loadaware.sim import _clock, _eviction, _resources, _selectors
+from loadaware.sim import _clock, _eviction, _resources
 from loadaware.sim.controllers import _objects, _state
 
 # The disruption controller forgets an eviction it has not seen complete after this long.
@@ -19,13 +19,16 @@ def sync(state: _state.ControlState) -> None:
     now = state.clock.time()
     namespaces, keys = state.pdb_namespaces, state.pdb_keys
     state.pdb_namespaces, state.pdb_keys = set(), set()
-    for pdb in state.store.objects(_resources.PDBS):
-        status = pdb.get("status") or {}
-        if (
-            pdb["metadata"]["namespace"] in namespaces
-            or _objects.key(pdb) in keys
-            or status.get("disruptedPods")
-        ):
+    # A disrupted pod's entry expires: its budget is looked at again once one may have.
+    dirty = keys | {
+        key for key, since in state.disrupted_since.items() if now >= since + DISRUPTED_POD_TIMEOUT
+    }
+    for namespace in namespaces:
+        dirty.update(state.pdb_keys_in(namespace))
+    for key in sorted(dirty):
+        namespace, _, name = key.partition("/")
+        pdb = state.store.find(_resources.PDBS, namespace, name)
+        if pdb is not None:
             _pdb_status(state, pdb, now)
 
 
@@ -33,11 +36,7 @@ def _pdb_status(state: _state.ControlState, pdb: dict[str, Any], now: float) -> 
     namespace = pdb["metadata"]["namespace"]
     spec = pdb.get("spec") or {}
     selector = spec.get("selector")
-    pods = [
-        p
-        for p in state.store.objects(_resources.PODS, namespace)
-        if _selectors.label_selector_matches(selector, p["metadata"].get("labels") or {})
-    ]
+    pods = state.pods_selected(namespace, selector)
     status = dict(pdb.get("status") or {})
     disrupted = {}
     for name, stamp in (status.get("disruptedPods") or {}).items():

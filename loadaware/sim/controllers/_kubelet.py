@@ -33,11 +33,8 @@ class Kubelet:
         period has passed."""
         now = self._clock.time()
         stamp = _clock.rfc3339(now)
-        ready_nodes = {
-            n["metadata"]["name"]: n
-            for n in self._store.objects(_resources.NODES)
-            if _usage.is_node_ready(n)
-        }
+        # Only the nodes of the pods that changed are looked at, once per round.
+        ready_nodes = _ReadyNodes(self._store)
         for key in sorted(self._state.pods):
             namespace, _, name = key.partition("/")
             pod = self._store.find(_resources.PODS, namespace, name)
@@ -72,14 +69,15 @@ class Kubelet:
                 continue
             if not node_name:
                 continue
-            if node_name not in ready_nodes:
+            node = ready_nodes.get(node_name)
+            if node is None:
                 continue
             phase = (pod.get("status") or {}).get("phase")
             if phase == "Pending":
                 scheduled = _objects.condition(pod, "PodScheduled")
                 since = _clock.parse_time((scheduled or {}).get("lastTransitionTime")) or now
                 if not (pod.get("status") or {}).get("startTime"):
-                    self._accept(pod, ready_nodes[node_name], stamp)
+                    self._accept(pod, node, stamp)
                 elif now >= since + self._ready_delay:
                     self._start(pod, stamp)
                     self._state.pods.discard(key)
@@ -182,3 +180,22 @@ def set_pod_ready(store: _store.Store, pod: dict[str, Any], ready: bool, stamp: 
     store.replace(
         _resources.PODS, pod, {**pod, "metadata": dict(pod["metadata"]), "status": status}
     )
+
+
+class _ReadyNodes:
+    """The Ready nodes by name, looked up in the store as asked for."""
+
+    __slots__ = ("_found", "_store")
+
+    def __init__(self, store: _store.Store) -> None:
+        self._store = store
+        self._found: dict[str, Mapping[str, Any] | None] = {}
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.get(name) is not None
+
+    def get(self, name: str) -> Mapping[str, Any] | None:
+        if name not in self._found:
+            node = self._store.find(_resources.NODES, None, name)
+            self._found[name] = node if node is not None and _usage.is_node_ready(node) else None
+        return self._found[name]

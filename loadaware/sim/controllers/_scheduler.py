@@ -8,6 +8,15 @@ scores every feasible node). As in kube-scheduler, a terminating pod's requests 
 on its node until the pod is gone (it is not counted for spreading), and the choice
 among equally best-scored nodes is random (seeded: `scheduler_seed`). Preemption is
 not modelled.
+
+As kube-scheduler's cache does, the model of the cluster (`scheduling.Occupancy`)
+is built once and then kept current by deltas: a store listener notes the pods
+and nodes that changed, and each pass first files those (a pod bound, moved,
+terminating or gone; a node's taints, labels or allocatable changed), so a pass
+costs in the nodes it scores and the objects that changed, not in every pod. A
+node added or deleted, or a namespace's labels changed, has the model rebuilt
+from the store on the next pass (`rebuilt_occupancy`), as it is when a change
+cannot be converted.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from __future__ import annotations
 import collections
 import logging
 import random
+from collections.abc import Mapping
 from typing import Any
 
 from loadaware import cluster, errors, scheduling
@@ -67,16 +77,43 @@ class Scheduler:
         )
         self._converted: dict[str, tuple[str, Any]] = {}  # uid -> (resourceVersion, Pod | Node)
         self._unschedulable_at: dict[str, int] = {}  # pod key -> store version last tried
+        # The cache: None until the first pass, and whenever it must be rebuilt.
+        self._occupancy: scheduling.Occupancy | None = None
+        self._namespace_labels: dict[str, Mapping[str, str]] = {}
+        self._terminating: dict[str, Any] = {}  # key -> placed Pod marked for deletion
+        # What changed since the last pass, by key (namespace/name; a node's name).
+        self._changed_pods: set[str] = set()
+        self._changed_nodes: set[str] = set()
         state.store.on_change.append(self._on_change)
 
     def _on_change(self, kind: str, resource: _resources.Resource, old: Any, new: Any) -> None:
         uid = new["metadata"].get("uid")
         if kind == "DELETED" and uid:
             self._converted.pop(uid, None)
-        if resource is _resources.NODES:
+        if resource is _resources.PODS:
+            if self._occupancy is not None:
+                self._changed_pods.add(_objects.key(new))
+        elif resource is _resources.NODES:
             self._track_node(kind, old, new)
+            if kind == "MODIFIED":
+                self._changed_nodes.add(new["metadata"]["name"])
+            else:
+                self.drop_cache()
             # A node's change may make room for the pods that did not fit.
             self._state.pods.update(self._unschedulable_at)
+        elif resource is _resources.NAMESPACES and self._occupancy is not None:
+            name = new["metadata"]["name"]
+            labels = new["metadata"].get("labels") or {}
+            if kind == "ADDED" and name not in self._namespace_labels:
+                # An empty namespace: nothing counted depends on its labels yet.
+                self._namespace_labels[name] = labels
+            elif kind == "DELETED" or self._namespace_labels.get(name) != labels:
+                self.drop_cache()
+
+    def drop_cache(self) -> None:
+        """Have the next pass rebuild the cache from the store: the node order changes
+        with a node added or deleted, and the affinity counts with namespace labels."""
+        self._occupancy = None
 
     def _track_node(self, kind: str, old: Any, new: Any) -> None:
         tree = self.node_sampler.tree
@@ -116,29 +153,15 @@ class Scheduler:
                 _objects.key(p),
             )
         )
-        nodes = self._store.objects(_resources.NODES)
-        pods = [
-            p
-            for p in self._store.objects(_resources.PODS)
-            if p["spec"].get("nodeName")
-            and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
-        ]
         try:
-            converted_nodes = self._convert(nodes)
-            converted_pods = self._convert(pods)
+            occupancy = self._current_occupancy()
             incoming = self._convert(pending)
         except errors.InputError as exc:
             log.warning("cannot model the cluster for scheduling", extra={"reason": str(exc)})
+            self.drop_cache()
             return
-        namespace_labels = {
-            ns["metadata"]["name"]: ns["metadata"].get("labels") or {}
-            for ns in self._store.objects(_resources.NAMESPACES)
-        }
-        occupancy = scheduling.Occupancy(
-            converted_nodes, converted_pods, namespace_labels=namespace_labels
-        )
-        names = [n.name for n in converted_nodes]
-        terminating = [p for p in converted_pods if p.deletion_timestamp is not None]
+        names = list(occupancy.node_names)
+        terminating = [self._terminating[k] for k in sorted(self._terminating)]
         now = _clock.rfc3339(self._clock.time())
         for raw, pod in zip(pending, incoming, strict=True):
             sample = self.node_sampler.sample(pod, occupancy, terminating=terminating)
@@ -154,6 +177,80 @@ class Scheduler:
             self._unschedulable_at.pop(_objects.key(raw), None)
             occupancy.add(pod, target)
             self._bind(raw, target, now)
+
+    # --- the cache ---
+
+    def _current_occupancy(self) -> scheduling.Occupancy:
+        """The cache with every change since the last pass filed; InputError when a
+        changed object cannot be converted."""
+        occupancy = self._occupancy
+        if occupancy is None:
+            self._changed_pods.clear()
+            self._changed_nodes.clear()
+            occupancy, pods, self._namespace_labels = self._from_store()
+            self._terminating = {
+                p.key: p
+                for p in pods
+                if p.deletion_timestamp is not None and occupancy.has_node(p.node_name or "")
+            }
+            self._occupancy = occupancy
+            return occupancy
+        if self._changed_nodes:
+            names, self._changed_nodes = sorted(self._changed_nodes), set()
+            raw_nodes = [
+                n for name in names if (n := self._store.find(_resources.NODES, None, name))
+            ]
+            for node in self._convert(raw_nodes):
+                occupancy.replace_node(node)
+        if self._changed_pods:
+            keys, self._changed_pods = sorted(self._changed_pods), set()
+            self._file_pods(occupancy, keys)
+        return occupancy
+
+    def _from_store(
+        self,
+    ) -> tuple[scheduling.Occupancy, list[Any], dict[str, Mapping[str, str]]]:
+        """The cache built from scratch from the store: every node, and every bound pod
+        that has not finished, on the node it is bound to; with those pods and the
+        namespaces' labels it reads."""
+        nodes = self._convert(self._store.objects(_resources.NODES))
+        pods = self._convert([p for p in self._store.objects(_resources.PODS) if _occupies(p)])
+        namespace_labels: dict[str, Mapping[str, str]] = {
+            ns["metadata"]["name"]: ns["metadata"].get("labels") or {}
+            for ns in self._store.objects(_resources.NAMESPACES)
+        }
+        occupancy = scheduling.Occupancy(nodes, pods, namespace_labels=namespace_labels)
+        return occupancy, pods, namespace_labels
+
+    def rebuilt_occupancy(self) -> scheduling.Occupancy:
+        """What the cache would be if built from scratch now (the cache is left alone)."""
+        with self._store.lock:
+            return self._from_store()[0]
+
+    @property
+    def occupancy(self) -> scheduling.Occupancy:
+        """The cache as the next pass starts from, every change so far filed."""
+        with self._store.lock:
+            return self._current_occupancy()
+
+    def _file_pods(self, occupancy: scheduling.Occupancy, keys: list[str]) -> None:
+        """Bring the changed pods' places in the cache up to date."""
+        raws = []
+        for key in keys:
+            namespace, _, name = key.partition("/")
+            raw = self._store.find(_resources.PODS, namespace, name)
+            if raw is not None and _occupies(raw) and occupancy.has_node(raw["spec"]["nodeName"]):
+                raws.append(raw)
+                continue
+            self._terminating.pop(key, None)
+            placed = occupancy.placed_pod(key)
+            if placed is not None:
+                occupancy.remove(placed)
+        for pod in self._convert(raws):
+            self._terminating.pop(pod.key, None)
+            if pod.deletion_timestamp is not None:
+                self._terminating[pod.key] = pod
+            occupancy.add(pod, pod.node_name or "")
 
     def _convert(self, objects: list[dict[str, Any]]) -> list[Any]:
         """Raw objects as the planner's types, converted once per resourceVersion."""
@@ -276,3 +373,11 @@ class Scheduler:
         if self._store.find(_resources.NODES, None, node) is None:
             raise _status.not_found("nodes", node)
         self._bind(pod, node, _clock.rfc3339(self._clock.time()))
+
+
+def _occupies(pod: Mapping[str, Any]) -> bool:
+    """Whether the pod counts on its node: bound and not finished (terminating included)."""
+    return bool(pod["spec"].get("nodeName")) and (pod.get("status") or {}).get("phase") not in (
+        "Succeeded",
+        "Failed",
+    )

@@ -1,6 +1,8 @@
 """What the controllers share: the store and its clock, the dirty sets a store listener
 fills as objects change (so a quiet 150,000-pod cluster costs nothing per round), and
-the ownership indexes (a controller's pods, an owner's dependents).
+the indexes that let a controller read only the objects it concerns: a controller's
+pods, an owner's dependents, the workloads by uid, a namespace's pods by label, and
+the PodDisruptionBudgets by namespace and those counting disrupted pods.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import collections
 from collections.abc import Mapping
 from typing import Any
 
-from loadaware.sim import _resources, _selectors, _storage, _store
+from loadaware.sim import _clock, _resources, _selectors, _storage, _store
 from loadaware.sim.controllers import _objects
 
 
@@ -25,12 +27,21 @@ class ControlState:
         self.deleted_uids: list[str] = []
         self.deleting_namespaces: set[str] = set()
         # The loaded state is taken as settled: controllers act on what changes after it.
-        self.all_daemonsets = False
+        self.all_daemonsets = False  # a node came, went, or changed what a DaemonSet selects
+        self.daemonsets: set[str] = set()  # uids of DaemonSets whose pods or spec changed
         # uid -> keys of the pods it controls; namespace/name of owners by uid.
         self.owned: dict[str, set[str]] = collections.defaultdict(set)
         self.dependents: dict[str, set[tuple[_storage.ResourceKey, str]]] = collections.defaultdict(
             set
         )
+        # uid -> (resource, namespace/name) of the workloads the controllers reconcile.
+        self.workloads: dict[str, tuple[_resources.Resource, str]] = {}
+        # namespace -> label pair -> names of the pods carrying it.
+        self._pods_by_label: dict[str, dict[tuple[str, str], set[str]]] = {}
+        # namespace -> names of its PodDisruptionBudgets; per budget with disruptedPods,
+        # the earliest moment one was recorded (an unreadable stamp counts as 0).
+        self._pdbs: dict[str, set[str]] = {}
+        self.disrupted_since: dict[str, float] = {}
         self._index_all()
         store.on_change.append(self._on_change)
 
@@ -44,6 +55,15 @@ class ControlState:
 
     def _index(self, resource: _resources.Resource, obj: Mapping[str, Any], *, added: bool) -> None:
         key = _objects.key(obj)
+        if resource is _resources.PODS:
+            self._index_labels(obj, added=added)
+        elif resource in _WORKLOADS:
+            if added:
+                self.workloads[obj["metadata"]["uid"]] = (resource, key)
+            else:
+                self.workloads.pop(obj["metadata"]["uid"], None)
+        elif resource is _resources.PDBS:
+            self._index_pdb(obj, added=added)
         for ref in obj["metadata"].get("ownerReferences") or []:
             uid = ref.get("uid")
             if not uid:
@@ -55,6 +75,61 @@ class ControlState:
             else:
                 self.dependents[uid].discard((resource.key, key))
                 self.owned[uid].discard(key)
+
+    def _index_labels(self, pod: Mapping[str, Any], *, added: bool) -> None:
+        meta = pod["metadata"]
+        by_label = self._pods_by_label.setdefault(meta["namespace"], {})
+        for pair in (meta.get("labels") or {}).items():
+            if added:
+                by_label.setdefault(pair, set()).add(meta["name"])
+            else:
+                names = by_label.get(pair)
+                if names is not None:
+                    names.discard(meta["name"])
+                    if not names:
+                        del by_label[pair]
+
+    def _index_pdb(self, pdb: Mapping[str, Any], *, added: bool) -> None:
+        meta = pdb["metadata"]
+        names = self._pdbs.setdefault(meta["namespace"], set())
+        key = _objects.key(pdb)
+        if added:
+            names.add(meta["name"])
+            stamps = (pdb.get("status") or {}).get("disruptedPods") or {}
+            if stamps:
+                self.disrupted_since[key] = min(
+                    _clock.parse_time(stamp) or 0.0 for stamp in stamps.values()
+                )
+        else:
+            names.discard(meta["name"])
+            self.disrupted_since.pop(key, None)
+
+    def pdb_keys_in(self, namespace: str) -> list[str]:
+        """The keys (namespace/name) of the namespace's PodDisruptionBudgets."""
+        return [f"{namespace}/{name}" for name in self._pdbs.get(namespace, ())]
+
+    def pods_selected(
+        self, namespace: str, selector: Mapping[str, Any] | None
+    ) -> list[dict[str, Any]]:
+        """The namespace's pods a label selector matches, in key order: those carrying
+        one of its matchLabels pairs are checked, not the whole namespace."""
+        if selector is None:
+            return []
+        pair = min((selector.get("matchLabels") or {}).items(), default=None)
+        if pair is None:
+            candidates: list[dict[str, Any]] = self.store.objects(_resources.PODS, namespace)
+        else:
+            names = sorted(self._pods_by_label.get(namespace, {}).get(pair, ()))
+            candidates = [
+                pod
+                for name in names
+                if (pod := self.store.find(_resources.PODS, namespace, name)) is not None
+            ]
+        return [
+            p
+            for p in candidates
+            if _selectors.label_selector_matches(selector, p["metadata"].get("labels") or {})
+        ]
 
     @staticmethod
     def _pod_needs_attention(pod: Mapping[str, Any]) -> bool:
@@ -85,11 +160,13 @@ class ControlState:
             if ref:
                 self.owners.add(ref["uid"])
                 if ref.get("kind") == "DaemonSet":
-                    self.all_daemonsets = True
+                    self.daemonsets.add(ref["uid"])
             self._pdbs_selecting(meta["namespace"], old, new)
         elif resource is _resources.NODES:
-            # The scheduler's own listener marks the pods it could not place.
-            self.all_daemonsets = True
+            # The scheduler's own listener marks the pods it could not place. A taint
+            # that only steers (PreferNoSchedule) leaves every DaemonSet as it was.
+            if kind != "MODIFIED" or _daemon_set_view(old) != _daemon_set_view(new):
+                self.all_daemonsets = True
         elif resource in (
             _resources.REPLICASETS,
             _resources.DEPLOYMENTS,
@@ -102,11 +179,12 @@ class ControlState:
             if ref:
                 self.owners.add(ref["uid"])
             if resource is _resources.DAEMONSETS:
-                self.all_daemonsets = True
+                self.daemonsets.add(meta["uid"])
             if _scale_changed(kind, old, new):
                 self.pdb_namespaces.add(meta["namespace"])
-        elif resource is _resources.PDBS:
-            self.pdb_namespaces.add(meta["namespace"])
+        elif resource is _resources.PDBS and kind != "DELETED":
+            # A budget's status depends on its own spec and its pods, not on other budgets.
+            self.pdb_keys.add(_objects.key(new))
         elif resource is _resources.NAMESPACES and meta.get("deletionTimestamp"):
             self.deleting_namespaces.add(meta["name"])
 
@@ -117,7 +195,10 @@ class ControlState:
         if namespace in self.pdb_namespaces:
             return
         labels = [(pod["metadata"].get("labels") or {}) for pod in (old, new) if pod is not None]
-        for pdb in self.store.objects(_resources.PDBS, namespace):
+        for name in self._pdbs.get(namespace, ()):
+            pdb = self.store.find(_resources.PDBS, namespace, name)
+            if pdb is None:
+                continue
             selector = (pdb.get("spec") or {}).get("selector")
             if any(_selectors.label_selector_matches(selector, pod) for pod in labels):
                 self.pdb_keys.add(_objects.key(pdb))
@@ -130,6 +211,26 @@ class ControlState:
             if pod is not None:
                 pods.append(pod)
         return pods
+
+
+_WORKLOADS = (
+    _resources.DEPLOYMENTS,
+    _resources.REPLICASETS,
+    _resources.STATEFULSETS,
+    _resources.JOBS,
+    _resources.DAEMONSETS,
+)
+
+
+def _daemon_set_view(node: Mapping[str, Any]) -> tuple[object, ...]:
+    """What of a node decides which DaemonSets run a pod on it (`daemon_set_nodes`):
+    its labels and its NoSchedule and NoExecute taints."""
+    taints = [
+        t
+        for t in (node.get("spec") or {}).get("taints") or []
+        if t.get("effect") in ("NoSchedule", "NoExecute")
+    ]
+    return node["metadata"].get("labels") or {}, taints
 
 
 def _scale_changed(kind: str, old: Any, new: Any) -> bool:
