@@ -20,7 +20,8 @@ the verb and the resource, so a static scan maps each one to a permission
   its function builds the query parameter ("watch", "true")), on a named
   object get; POST create, PUT update, PATCH patch, DELETE delete. A path
   that is not a literal or a module constant is taken to be any of the
-  module's string literals that look like API paths (a table of lists).
+  module's string literals that look like API paths (a table of lists) or,
+  where it has none, those of the modules of its own package it imports.
 - A function that passes its own parameters to param_serialize as the method
   and the path (loadaware.kube.raw_request) is a raw-request helper: each call
   of it is mapped as above, where it is called, from the arguments given
@@ -330,6 +331,22 @@ def _api_paths(tree: ast.Module) -> set[str]:
     }
 
 
+def _imported_api_paths(tree: ast.Module, where: str) -> set[str]:
+    """The API path literals of the modules of its own package that a module imports
+    (`from loadaware.cluster import _cache_objects`): where a module's table of paths
+    is kept beside it."""
+    module_file = ROOT / where.rsplit(":", 1)[0]
+    package = ".".join(module_file.parent.relative_to(ROOT).parts)
+    paths: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module == package:
+            for alias in node.names:
+                sibling = module_file.parent / f"{alias.name}.py"
+                if sibling.is_file():
+                    paths |= _api_paths(ast.parse(sibling.read_text(), filename=str(sibling)))
+    return paths
+
+
 def _raw_request_permissions(
     call: ast.Call, tree: ast.Module, parents: dict[ast.AST, ast.AST], where: str
 ) -> set[Permission]:
@@ -427,7 +444,7 @@ def _helper_call_permissions(
     try:
         paths = _string_values(argument(*helper.path), call, tree, parents)
     except ScanError:
-        paths = _api_paths(tree)
+        paths = _api_paths(tree) or _imported_api_paths(tree, where)
         if not paths:
             raise
     permissions = {permission_of_path(m, p) for m in methods for p in paths}

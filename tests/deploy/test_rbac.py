@@ -115,8 +115,8 @@ def test_lists_and_watches_are_found_where_they_are_made(calls: list[rbac_scan.A
     assert "raw_request" in rbac_scan.raw_helpers()
     made = {(call.path, call.permission) for call in calls if call.method == "raw_request"}
     assert ("loadaware/cluster/_live.py", Permission("", "pods", "list")) in made
-    assert ("loadaware/cluster/_cache.py", Permission("", "pods", "watch")) in made
-    assert ("loadaware/cluster/_cache.py", Permission("batch", "jobs", "watch")) in made
+    assert ("loadaware/cluster/_cache_watch.py", Permission("", "pods", "watch")) in made
+    assert ("loadaware/cluster/_cache_watch.py", Permission("batch", "jobs", "watch")) in made
     assert not any(call.path.startswith("loadaware/kube/_rest") for call in calls)
 
 
