@@ -22,6 +22,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
+from loadaware.policy import _scheduler_config
 from loadaware.policy._duration import Duration
 
 Percent = Annotated[float, Field(ge=0, le=100)]
@@ -1128,6 +1129,30 @@ class SteeringSettings(_Model):
             "its sample misses every node of an eviction's landing set."
         ),
     )
+    scheduler_config: _scheduler_config.SchedulerConfigField = Field(
+        default=None,
+        description=(
+            "The cluster's KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1), "
+            "inline or as the path of its file: landings are predicted with its "
+            "profiles (score plugins and weights, NodeResourcesFit's scoringStrategy, "
+            "BalancedAllocation's resources, PodTopologySpread's defaults, "
+            "percentageOfNodesToScore, which overrides the one above). Omitted: "
+            "kube-scheduler's default profile. Settings loadaware cannot model (a "
+            "score plugin it does not know, a prioritizing extender) are errors "
+            "unless softTaint is off."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _scheduler_config_modelled(self) -> SteeringSettings:
+        if self.scheduler_config is None or not self.soft_taint:
+            return self
+        problems = _scheduler_config.unmodelled_settings(self.scheduler_config)
+        if problems:
+            raise ValueError(
+                "schedulerConfig asks what loadaware cannot model: " + "; ".join(problems)
+            )
+        return self
 
 
 NodeAffinityType = Literal[

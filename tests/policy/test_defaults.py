@@ -207,6 +207,18 @@ def test_public_names_are_pinned() -> None:
             "load_descheduler_policy",
             "render_conversion_yaml",
             "render_issues_table",
+            "BalancedAllocationConfig",
+            "KubeSchedulerConfiguration",
+            "KubeSchedulerProfile",
+            "NodeResourcesFitConfig",
+            "PodTopologySpreadArgs",
+            "PodTopologySpreadConfig",
+            "ScoringStrategy",
+            "UtilizationShapePoint",
+            "load_scheduler_config",
+            "merged_score_weights",
+            "modelled_resource",
+            "unmodelled_settings",
         ]
     )
     for name in policy.__all__:
