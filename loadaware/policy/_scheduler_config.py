@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 import pathlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 import yaml
@@ -22,9 +22,7 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
-    Discriminator,
     Field,
-    Tag,
     ValidationError,
     field_validator,
     model_validator,
@@ -239,61 +237,39 @@ class NodeAffinityArgs(_Model):
     added_affinity: dict[str, Any] | None = None
 
 
-class NodeResourcesFitConfig(_Model):
-    name: Literal["NodeResourcesFit"]
-    args: NodeResourcesFitArgs = Field(default_factory=NodeResourcesFitArgs)
-
-
-class BalancedAllocationConfig(_Model):
-    name: Literal["NodeResourcesBalancedAllocation"]
-    args: NodeResourcesBalancedAllocationArgs = Field(
-        default_factory=NodeResourcesBalancedAllocationArgs
-    )
-
-
-class PodTopologySpreadConfig(_Model):
-    name: Literal["PodTopologySpread"]
-    args: PodTopologySpreadArgs = Field(default_factory=PodTopologySpreadArgs)
-
-
-class InterPodAffinityConfig(_Model):
-    name: Literal["InterPodAffinity"]
-    args: InterPodAffinityArgs = Field(default_factory=InterPodAffinityArgs)
-
-
-class NodeAffinityConfig(_Model):
-    name: Literal["NodeAffinity"]
-    args: NodeAffinityArgs = Field(default_factory=NodeAffinityArgs)
-
-
-class OtherPluginConfig(_Model):
-    name: str = Field(min_length=1)
-    args: dict[str, Any] | None = None
-
-
-_TYPED_ARGS = {
-    "NodeResourcesFit",
-    "NodeResourcesBalancedAllocation",
-    "PodTopologySpread",
-    "InterPodAffinity",
-    "NodeAffinity",
+_ARGS_MODELS: Mapping[str, type[BaseModel]] = {
+    "NodeResourcesFit": NodeResourcesFitArgs,
+    "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocationArgs,
+    "PodTopologySpread": PodTopologySpreadArgs,
+    "InterPodAffinity": InterPodAffinityArgs,
+    "NodeAffinity": NodeAffinityArgs,
 }
 
 
-def _plugin_config_tag(value: Any) -> str:
-    name = value.get("name") if isinstance(value, dict) else getattr(value, "name", None)
-    return name if name in _TYPED_ARGS else "other"
+class PluginConfig(_Model):
+    """One plugin's arguments. Those of NodeResourcesFit (scoringStrategy),
+    NodeResourcesBalancedAllocation (resources), PodTopologySpread
+    (defaultConstraints, defaultingType), InterPodAffinity and NodeAffinity are
+    checked as kube-scheduler checks them; other plugins' are kept as written."""
 
+    name: str = Field(min_length=1, description="The plugin's name.")
+    args: dict[str, Any] | None = Field(default=None, description="Its arguments.")
 
-PluginConfig = Annotated[
-    Annotated[NodeResourcesFitConfig, Tag("NodeResourcesFit")]
-    | Annotated[BalancedAllocationConfig, Tag("NodeResourcesBalancedAllocation")]
-    | Annotated[PodTopologySpreadConfig, Tag("PodTopologySpread")]
-    | Annotated[InterPodAffinityConfig, Tag("InterPodAffinity")]
-    | Annotated[NodeAffinityConfig, Tag("NodeAffinity")]
-    | Annotated[OtherPluginConfig, Tag("other")],
-    Discriminator(_plugin_config_tag),
-]
+    @model_validator(mode="after")
+    def _known_args_valid(self) -> PluginConfig:
+        self.typed_args()
+        return self
+
+    def typed_args(self) -> BaseModel | None:
+        """The arguments of a plugin the model reads, validated; None for others."""
+        model = _ARGS_MODELS.get(self.name)
+        if model is None:
+            return None
+        try:
+            return model.model_validate(self.args or {}, by_alias=True, by_name=False)
+        except ValidationError as exc:
+            details = "; ".join(f"args{_spelt(e['loc'])}: {e['msg']}" for e in exc.errors())
+            raise ValueError(f"{self.name} {details}") from None
 
 
 class KubeSchedulerProfile(_Model):
@@ -364,6 +340,11 @@ class KubeSchedulerConfiguration(_Model):
         return tuple(p.scheduler_name for p in self.profiles) or (DEFAULT_SCHEDULER_NAME,)
 
 
+def _spelt(loc: Sequence[int | str]) -> str:
+    """An error's location as a file spells it: `.scoringStrategy.resources[0].weight`."""
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc)
+
+
 def read_scheduler_config(value: Any) -> Any:
     """A schedulerConfig given as a file path: the file's content, parsed (YAML or
     JSON), for the model to validate; anything else as it is."""
@@ -383,9 +364,7 @@ def read_scheduler_config(value: Any) -> Any:
     try:
         return KubeSchedulerConfiguration.model_validate(data, by_alias=True, by_name=False)
     except ValidationError as exc:
-        details = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
-        )
+        details = "; ".join(f"{_spelt(e['loc'])[1:]}: {e['msg']}" for e in exc.errors())
         raise ValueError(f"scheduler configuration {path} is invalid: {details}") from None
 
 
@@ -490,37 +469,37 @@ def _unmodelled_in_profile(profile: KubeSchedulerProfile) -> list[str]:
     return problems
 
 
-def _unmodelled_args(entry: Any) -> list[str]:
-    if isinstance(entry, NodeResourcesFitConfig):
-        strategy = entry.args.scoring_strategy
+def _unmodelled_args(entry: PluginConfig) -> list[str]:
+    args = entry.typed_args()
+    if isinstance(args, NodeResourcesFitArgs):
         return [
             f"NodeResourcesFit scoringStrategy resource {r.name}: not modelled (cpu, memory "
             "and extended resources are)"
-            for r in strategy.resources
+            for r in args.scoring_strategy.resources
             if not modelled_resource(r.name)
         ]
-    if isinstance(entry, BalancedAllocationConfig):
+    if isinstance(args, NodeResourcesBalancedAllocationArgs):
         return [
             f"NodeResourcesBalancedAllocation resource {r.name}: not modelled (cpu, memory "
             "and extended resources are)"
-            for r in entry.args.resources
+            for r in args.resources
             if not modelled_resource(r.name)
         ]
-    if isinstance(entry, PodTopologySpreadConfig) and entry.args.defaulting_type == "List":
+    if isinstance(args, PodTopologySpreadArgs) and args.defaulting_type == "List":
         return [
             f"PodTopologySpread defaultConstraints on {c.topology_key} with DoNotSchedule: "
             "only ScheduleAnyway defaults are modelled"
-            for c in entry.args.default_constraints
+            for c in args.default_constraints
             if c.when_unsatisfiable == "DoNotSchedule"
         ]
-    if isinstance(entry, InterPodAffinityConfig):
+    if isinstance(args, InterPodAffinityArgs):
         problems = []
-        if entry.args.hard_pod_affinity_weight != 1:
+        if args.hard_pod_affinity_weight != 1:
             problems.append("InterPodAffinity hardPodAffinityWeight: only 1 is modelled")
-        if entry.args.ignore_preferred_terms_of_existing_pods:
+        if args.ignore_preferred_terms_of_existing_pods:
             problems.append("InterPodAffinity ignorePreferredTermsOfExistingPods: not modelled")
         return problems
-    if isinstance(entry, NodeAffinityConfig) and entry.args.added_affinity:
+    if isinstance(args, NodeAffinityArgs) and args.added_affinity:
         return ["NodeAffinity addedAffinity: not modelled"]
     return []
 

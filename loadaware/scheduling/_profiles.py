@@ -155,14 +155,13 @@ def _profile(entry: policy.KubeSchedulerProfile, global_percentage: int | None) 
     balanced: tuple[str, ...] = ("cpu", "memory")
     spread = SYSTEM_DEFAULT_SPREAD
     for config in entry.plugin_config:
-        if isinstance(config, policy.NodeResourcesFitConfig):
-            strategy = _strategy(config.args.scoring_strategy)
-        elif isinstance(config, policy.BalancedAllocationConfig):
-            balanced = tuple(
-                r.name for r in config.args.resources if policy.modelled_resource(r.name)
-            )
-        elif isinstance(config, policy.PodTopologySpreadConfig):
-            spread = _default_spread(config.args)
+        args = config.typed_args()
+        if isinstance(args, policy.NodeResourcesFitArgs):
+            strategy = _strategy(args.scoring_strategy)
+        elif isinstance(args, policy.NodeResourcesBalancedAllocationArgs):
+            balanced = tuple(r.name for r in args.resources if policy.modelled_resource(r.name))
+        elif isinstance(args, policy.PodTopologySpreadArgs):
+            spread = _default_spread(args)
     percentage = entry.percentage_of_nodes_to_score
     if percentage is None:
         percentage = global_percentage

@@ -49,9 +49,9 @@ def test_inline_and_file_give_the_same_configuration(tmp_path: pathlib.Path) -> 
     config = inline.steering.scheduler_config
     assert config is not None
     assert config.scheduler_names == ("default-scheduler",)
-    fit = config.profiles[0].plugin_config[0]
-    assert isinstance(fit, policy.NodeResourcesFitConfig)
-    assert fit.args.scoring_strategy.type == "MostAllocated"
+    fit = config.profiles[0].plugin_config[0].typed_args()
+    assert isinstance(fit, policy.NodeResourcesFitArgs)
+    assert fit.scoring_strategy.type == "MostAllocated"
 
 
 def test_omitted_is_none() -> None:
