@@ -331,6 +331,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "best_nodes",
         "eligible_needed",
         "feasible_mask",
+        "modelled_profiles",
         "node_admits",
         "num_feasible_nodes_to_find",
         "predict_replacement",

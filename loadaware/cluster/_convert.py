@@ -71,6 +71,7 @@ _TAINT_EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
 
 # kubelet's default maxPods, used when a hand-written node states no pod capacity.
 _DEFAULT_MAX_PODS = 110
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
 # The API server sets this immutable label on every namespace (since 1.21);
 # namespaceSelectors commonly rely on it.
@@ -831,6 +832,9 @@ def _read_pod(raw: RawObject, r: _Reader) -> tuple[_types.Pod, bool]:
         name=meta["name"],
         uid=r.string(meta.get("uid"), "metadata.uid"),
         node_name=r.string(spec.get("nodeName"), "spec.nodeName") or None,
+        # The API server defaults it; a file may leave it out.
+        scheduler_name=r.string(spec.get("schedulerName"), "spec.schedulerName")
+        or DEFAULT_SCHEDULER_NAME,
         # The API server starts every pod as Pending.
         phase=r.string(status.get("phase"), "status.phase") or "Pending",
         ready=_condition_is_true(r, status, "Ready"),

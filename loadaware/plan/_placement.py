@@ -48,6 +48,8 @@ NO_FIT = "no-fit"  # no node fits: the replacement would stay Pending
 STILL_VIOLATES = "still-violates"  # a must-move's replacement would break its rule again
 # Too few good landings near the top for kube-scheduler's sample to be sure to hold one.
 FEW_GOOD_LANDINGS = "few-good-landings"
+# The pod names a scheduler (spec.schedulerName) the model has no profile of.
+UNMODELLED_SCHEDULER = "unmodelled-scheduler"
 
 # Points of a node's total score the model may be off by on a sample: the plugins
 # it leaves out (volume binding), and the normalising plugins (PodTopologySpread,
@@ -144,7 +146,9 @@ class Placement:
         self._scale = np.where(table.allocatable > 0, table.allocatable, 1.0)
         self._high = np.where(np.isnan(table.high), np.inf, table.high)
         steering = problem.policy.steering
-        self._profiles = scheduling.profiles_from_config(steering.scheduler_config)
+        self._profiles = scheduling.modelled_profiles(
+            steering.scheduler_config, steering.scheduler_names
+        )
         # kube-scheduler counts every node, cordoned or not, to size its sample; a
         # profile's own percentageOfNodesToScore overrides the policy's.
         self._sample_sizes = {
@@ -172,7 +176,10 @@ class Placement:
         if candidate.terminal:
             return Landing(None)
         pod = candidate.pod
-        profile = self._profile_of(pod)
+        profile = self._profiles.for_pod(pod)
+        if profile is None:
+            # Another scheduler binds it: where its replacement lands is unknown.
+            return Landing(None, reason=UNMODELLED_SCHEDULER)
         scores = scheduling.score_replacement(pod, self.occupancy, self._indexes, profile=profile)
         indexes = scores.indexes
         if not indexes.size:
@@ -220,9 +227,9 @@ class Placement:
             return self._bad(candidate, indexes[best[~good[best]]])
         return Landing(None, reason=STILL_VIOLATES)
 
-    def _profile_of(self, pod: Pod) -> scheduling.SchedulerProfile:
-        """The kube-scheduler profile that schedules the pod's replacement."""
-        return self._profiles.for_pod(pod)
+    def is_modelled(self, pod: Pod) -> bool:
+        """Whether the model knows the scheduler that binds the pod's replacement."""
+        return self._profiles.for_pod(pod) is not None
 
     def _sampled_landing(
         self, candidate: Candidate, scores: scheduling.NodeScores, sample_size: int

@@ -1143,6 +1143,29 @@ class SteeringSettings(_Model):
         ),
     )
 
+    scheduler_names: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        default=None,
+        description=(
+            "The schedulerNames whose pods loadaware predicts landings for; a pod that "
+            "names another scheduler has no landing prediction and is not moved (the "
+            "plan counts it as unmodelled-scheduler). Omitted: the profiles of "
+            "schedulerConfig, else default-scheduler. Without schedulerConfig every "
+            "name listed is modelled with the default profile."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _scheduler_names_have_profiles(self) -> SteeringSettings:
+        if self.scheduler_config is None or self.scheduler_names is None:
+            return self
+        missing = sorted(set(self.scheduler_names) - set(self.scheduler_config.scheduler_names))
+        if missing:
+            raise ValueError(
+                f"schedulerNames {', '.join(missing)} have no profile in schedulerConfig "
+                f"(its profiles: {', '.join(self.scheduler_config.scheduler_names)})"
+            )
+        return self
+
     @model_validator(mode="after")
     def _scheduler_config_modelled(self) -> SteeringSettings:
         if self.scheduler_config is None or not self.soft_taint:

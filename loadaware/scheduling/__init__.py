@@ -47,6 +47,7 @@ from loadaware.scheduling._profiles import (
     SchedulerProfile,
     SchedulerProfiles,
     ScoringStrategy,
+    modelled_profiles,
     profiles_from_config,
 )
 from loadaware.scheduling._sampling import (
@@ -77,6 +78,7 @@ __all__ = [
     "best_nodes",
     "eligible_needed",
     "feasible_mask",
+    "modelled_profiles",
     "node_admits",
     "num_feasible_nodes_to_find",
     "predict_replacement",

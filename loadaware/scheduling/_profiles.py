@@ -26,7 +26,8 @@ Pure: no I/O, no clock.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
@@ -126,10 +127,11 @@ class SchedulerProfiles:
     def get(self, scheduler_name: str) -> SchedulerProfile | None:
         return self.by_name.get(scheduler_name)
 
-    def for_pod(self, pod: Pod) -> SchedulerProfile:
-        """The profile that schedules `pod`: default-scheduler's, else the first."""
-        found = self.by_name.get(DEFAULT_SCHEDULER_NAME)
-        return found if found is not None else next(iter(self.by_name.values()))
+    def for_pod(self, pod: Pod) -> SchedulerProfile | None:
+        """The profile that schedules `pod` (by its spec.schedulerName); None when the
+        pod names a scheduler the model does not know, whose landings it cannot
+        predict."""
+        return self.by_name.get(pod.scheduler_name)
 
 
 DEFAULT_PROFILES = SchedulerProfiles()
@@ -142,6 +144,25 @@ def profiles_from_config(config: policy.KubeSchedulerConfiguration | None) -> Sc
         return DEFAULT_PROFILES
     entries = config.profiles or [policy.KubeSchedulerProfile()]
     found = {e.scheduler_name: _profile(e, config.percentage_of_nodes_to_score) for e in entries}
+    return SchedulerProfiles(by_name=MappingProxyType(found))
+
+
+def modelled_profiles(
+    config: policy.KubeSchedulerConfiguration | None,
+    scheduler_names: Sequence[str] | None = None,
+) -> SchedulerProfiles:
+    """The profiles the model predicts landings with (steering.schedulerConfig and
+    steering.schedulerNames): the configuration's, or only those `scheduler_names`
+    lists; without a configuration, the default profile under each name listed
+    (default-scheduler when none is)."""
+    profiles = profiles_from_config(config)
+    if scheduler_names is None:
+        return profiles
+    found = {
+        name: profiles.by_name.get(name)
+        or dataclasses.replace(DEFAULT_PROFILE, scheduler_name=name)
+        for name in scheduler_names
+    }
     return SchedulerProfiles(by_name=MappingProxyType(found))
 
 

@@ -216,3 +216,13 @@ def test_merged_score_weights(plugins: dict[str, Any] | None, weights: object) -
         2,
         3,
     )
+
+
+def test_scheduler_names_need_a_profile_in_the_configuration() -> None:
+    with pytest.raises(errors.PolicyError) as raised:
+        policy.parse_policy(
+            _policy(MOST_ALLOCATED, schedulerNames=["default-scheduler", "batch-scheduler"])
+        )
+    assert "schedulerNames batch-scheduler have no profile" in "\n".join(raised.value.problems)
+    without_config = policy.parse_policy({"steering": {"schedulerNames": ["batch-scheduler"]}})
+    assert without_config.steering.scheduler_names == ["batch-scheduler"]

@@ -39,6 +39,7 @@ def test_public_names() -> None:
             "SchedulerProfiles",
             "ScoringStrategy",
             "profiles_from_config",
+            "modelled_profiles",
         ]
     )
     for name in scheduling.__all__:
