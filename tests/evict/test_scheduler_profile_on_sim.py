@@ -7,13 +7,20 @@ scheduler's default node sampling, every planned eviction is carried out (or
 skipped because its source was relieved already), every replacement lands in
 its predicted set or on another good node, none badly, nothing Pending, the
 breaker closed; with percentageOfNodesToScore 100 on both sides each lands on
-its expected node. And `sim serve` refuses a configuration it cannot run.
+its expected node. `loadaware run --once` against `loadaware sim serve
+--scheduler-config` (processes as a user runs them) with the same file lands
+each replacement in its set; and `sim serve` refuses a configuration it cannot
+run.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import pathlib
+import subprocess
+import sys
+from collections.abc import Iterator
 
 import pytest
 import yaml
@@ -118,3 +125,59 @@ def test_sim_serve_refuses_a_configuration_it_cannot_run(tmp_path, capsys) -> No
     )
     assert code == 2
     assert "score plugin Foo (weight 2)" in capsys.readouterr().err
+
+
+@contextlib.contextmanager
+def _sim_serve_process(tmp_path: pathlib.Path, config: pathlib.Path) -> Iterator[pathlib.Path]:
+    """`loadaware sim serve --scheduler-config` as a user runs it; yields its kubeconfig."""
+    kubeconfig = tmp_path / "kubeconfig"
+    command = [sys.executable, "-m", "loadaware", "sim", "serve", "--scenario", "peak-hour"]
+    command += ["--port", "0", "--kubeconfig-out", str(kubeconfig), "--ready-delay", "0.5"]
+    command += ["--scheduler-config", str(config)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("kubeconfig written to")
+        yield kubeconfig
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+POLICY = """\
+metrics:
+  metricsServer: {}
+limits:
+  maxNoOfPodsToEvictTotal: 4
+verify:
+  timeout: 30s
+state:
+  namespace: default
+"""
+
+
+@pytest.mark.slow
+def test_run_once_against_sim_serve_with_the_same_configuration(tmp_path) -> None:
+    config = _config_file(tmp_path)
+    policy_file = tmp_path / "policy.yaml"
+    policy_file.write_text(POLICY + f"steering:\n  schedulerConfig: {config}\n")
+    audit = tmp_path / "audit.json"
+    with _sim_serve_process(tmp_path, config) as kubeconfig:
+        code = cli.main(
+            [
+                "run", "--once", "--policy", str(policy_file),
+                "--kubeconfig", str(kubeconfig), "--audit-file", str(audit),
+            ]
+        )  # fmt: skip
+    record = json.loads(audit.read_text())
+    assert code == 0, record["reason"]
+    evicted = {e["pod"]: e for e in record["evictions"] if e["result"] == "evicted"}
+    assert evicted
+    verification = record["verification"]
+    assert verification["landings"]["bad"] == 0
+    assert verification["breaker"] is None
+    assert {r["pod"] for r in verification["replacements"]} == set(evicted)
+    for replacement in verification["replacements"]:
+        assert replacement["node"] in evicted[replacement["pod"]]["landingSet"]
