@@ -7,11 +7,13 @@ default profile picks the emptiest; a profile that disables TaintToleration
 for scoring cannot be steered by the soft taint; plugin weights from the
 configuration weight the totals; percentageOfNodesToScore per profile, else
 the configuration's; PodTopologySpread's List defaulting with no constraints
-turns the system defaults off.
+turns the system defaults off; BalancedAllocation over cpu, memory and a GPU.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from typing import Any
 
 import numpy as np
@@ -117,3 +119,43 @@ def test_list_defaulting_without_constraints_turns_default_spreading_off() -> No
         siblings[0], occupancy, occupancy.node_indexes(["a", "b"])
     )
     assert "PodTopologySpread" in default.plugins
+
+
+def test_balanced_allocation_over_three_resources() -> None:
+    """NodeResourcesBalancedAllocation with resources cpu, memory and a GPU: the
+    standard deviation of three fractions (balanced_allocation.go's > 2 branch)."""
+    profile = _profile(
+        pluginConfig=[
+            {
+                "name": "NodeResourcesBalancedAllocation",
+                "args": {
+                    "resources": [
+                        {"name": "cpu", "weight": 1},
+                        {"name": "memory", "weight": 1},
+                        {"name": "nvidia.com/gpu", "weight": 1},
+                    ]
+                },
+            }
+        ]
+    )
+    assert profile.balanced_resources == ("cpu", "memory", "nvidia.com/gpu")
+    nodes = [
+        dataclasses.replace(
+            make_node(name, cpu_millicores=4000, memory_bytes=8 * GiB),
+            allocatable_extended={"nvidia.com/gpu": gpus},
+        )
+        for name, gpus in (("four", 4), ("two", 2))
+    ]
+    occupancy = Occupancy.from_cluster(make_cluster(nodes, []))
+    pod = dataclasses.replace(
+        make_pod("trainer", node=None, cpu_millicores=1000, memory_bytes=2 * GiB),
+        extended_requests={"nvidia.com/gpu": 1},
+    )
+    scores = scheduling.score_replacement(
+        pod, occupancy, occupancy.node_indexes(["four", "two"]), profile=profile
+    )
+    # four: 1/4 of each, no deviation; two: 1/4, 1/4, 1/2, deviation sqrt(1/72).
+    assert scores.plugins["NodeResourcesBalancedAllocation"].tolist() == [
+        100,
+        int((1 - math.sqrt(1 / 72)) * 100),
+    ]
