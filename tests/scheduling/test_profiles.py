@@ -7,7 +7,9 @@ default profile picks the emptiest; a profile that disables TaintToleration
 for scoring cannot be steered by the soft taint; plugin weights from the
 configuration weight the totals; percentageOfNodesToScore per profile, else
 the configuration's; PodTopologySpread's List defaulting with no constraints
-turns the system defaults off; BalancedAllocation over cpu, memory and a GPU.
+turns the system defaults off; BalancedAllocation over cpu, memory and a GPU;
+the scoringStrategy path with the default resources equals the default
+profile's LeastAllocated.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ import math
 from typing import Any
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from loadaware import policy, scheduling
-from loadaware.scheduling import Occupancy
+from loadaware.scheduling import Occupancy, _scores
 from tests.lib.builders import GiB, make_cluster, make_node, make_pod
 
 
@@ -159,3 +163,30 @@ def test_balanced_allocation_over_three_resources() -> None:
         100,
         int((1 - math.sqrt(1 / 72)) * 100),
     ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(0, 10**6),
+            st.integers(0, 10**6),
+            st.integers(0, 10**12),
+            st.integers(0, 10**12),
+        ),
+        min_size=1,
+        max_size=20,
+    )
+)
+def test_general_least_allocated_equals_the_default_fast_path(
+    rows: list[tuple[int, int, int, int]],
+) -> None:
+    """The scoringStrategy code path, given the default strategy's resources, scores
+    as the default profile's own LeastAllocated does (zero allocatable included)."""
+    cpu, alloc_cpu, mem, alloc_mem = (
+        np.array(column, dtype=np.int64) for column in zip(*rows, strict=True)
+    )
+    general = _scores.resource_fit_score(
+        "LeastAllocated", (), [(1, cpu, alloc_cpu), (1, mem, alloc_mem)]
+    )
+    assert general.tolist() == _scores.least_allocated(cpu, alloc_cpu, mem, alloc_mem).tolist()
