@@ -1,4 +1,5 @@
-"""A model of the default kube-scheduler profile: where would a new pod land.
+"""A model of a kube-scheduler profile (the default one unless told): where would
+a new pod land.
 
 loadaware does not bind pods; it evicts them and lets kube-scheduler place the
 replacements. To say where a replacement is expected to go (`expectedNode`),
@@ -37,6 +38,14 @@ kube-scheduler keeps counting a terminating pod's requests on its node until the
 pod object is gone (kubernetes/kubernetes#96515), and the replacement is
 scheduled while its predecessor terminates: `predict_replacement` scores the
 replacement with the predecessor still placed.
+
+A profile of the cluster's own KubeSchedulerConfiguration (`profile`, a
+`_profiles.SchedulerProfile`) changes which of these score and their weights,
+NodeResourcesFit's scoringStrategy (MostAllocated: requested * 100 / allocatable
+per resource; RequestedToCapacityRatio: its shape of that utilization; each over
+the configured resources and weights, an extended resource the pod does not
+request left out), BalancedAllocation's resources and PodTopologySpread's
+default constraints. The filters stay the default profile's.
 
 Among nodes with equal best scores kube-scheduler picks at random, so a
 prediction is the set of best-scoring nodes (`best_nodes`), not one node.

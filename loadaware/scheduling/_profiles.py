@@ -5,8 +5,8 @@ KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) by schedulerName
 cannot follow is the policy's to say (`policy.unmodelled_settings`).
 
 A profile's score plugins are merged as kube-scheduler merges them
-(pkg/scheduler/apis/config/v1/default_plugins.go and the framework's
-multiPoint expansion): the default multiPoint set and its weights, less what
+(`policy.merged_score_weights`, after pkg/scheduler/apis/config/v1/
+default_plugins.go and the framework's multiPoint expansion): the default multiPoint set and its weights, less what
 `multiPoint.disabled` names ("*": all of them), plus `multiPoint.enabled`;
 then `score.enabled` sets a plugin's weight for scoring and `score.disabled`
 takes it out ("*": every plugin `score.enabled` does not name). A weight of 0
@@ -34,6 +34,7 @@ from typing import Literal
 
 from loadaware import policy
 from loadaware.cluster._types import Pod
+from loadaware.scheduling import _scores
 from loadaware.scheduling._spread import SYSTEM_DEFAULT_SPREAD
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
@@ -41,17 +42,7 @@ DEFAULT_SCHEDULER_NAME = "default-scheduler"
 ScoringType = Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]
 
 # The default profile's score plugins and their weights (getDefaultPlugins).
-DEFAULT_SCORE_WEIGHTS: Mapping[str, int] = MappingProxyType(
-    {
-        "NodeResourcesFit": 1,
-        "NodeResourcesBalancedAllocation": 1,
-        "TaintToleration": 3,
-        "NodeAffinity": 2,
-        "PodTopologySpread": 2,
-        "InterPodAffinity": 2,
-        "ImageLocality": 1,
-    }
-)
+DEFAULT_SCORE_WEIGHTS: Mapping[str, int] = _scores.PLUGIN_WEIGHTS
 
 # MaxNodeScore / MaxCustomPriorityScore: a shape's scores (0-10) scaled to 0-100.
 _SHAPE_SCALE = 10

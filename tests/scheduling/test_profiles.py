@@ -53,6 +53,11 @@ def _three_nodes() -> Occupancy:
     return Occupancy.from_cluster(make_cluster(nodes, pods))
 
 
+def test_the_policy_knows_the_plugins_the_model_scores() -> None:
+    defaults = policy.merged_score_weights(policy.KubeSchedulerProfile())
+    assert defaults == dict(scheduling.DEFAULT_PROFILE.weights)
+
+
 def test_default_profile_when_omitted_or_named_alone() -> None:
     assert scheduling.profiles_from_config(None).names == ("default-scheduler",)
     assert _profile() is scheduling.DEFAULT_PROFILE
