@@ -6,8 +6,9 @@ cannot follow is the policy's to say (`policy.unmodelled_settings`).
 
 A profile's score plugins are merged as kube-scheduler merges them
 (`policy.merged_score_weights`, after pkg/scheduler/apis/config/v1/
-default_plugins.go and the framework's multiPoint expansion): the default multiPoint set and its weights, less what
-`multiPoint.disabled` names ("*": all of them), plus `multiPoint.enabled`;
+default_plugins.go and the framework's multiPoint expansion): the default
+multiPoint set and its weights, less what `multiPoint.disabled` names ("*":
+all of them), plus `multiPoint.enabled`;
 then `score.enabled` sets a plugin's weight for scoring and `score.disabled`
 takes it out ("*": every plugin `score.enabled` does not name). A weight of 0
 counts as 1, as in the framework.
