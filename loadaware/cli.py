@@ -20,7 +20,17 @@ from collections.abc import Callable, Sequence
 
 import yaml
 
-from loadaware import __version__, cluster, errors, metrics, plan, policy, report, runtime
+from loadaware import (
+    __version__,
+    cluster,
+    errors,
+    metrics,
+    plan,
+    policy,
+    report,
+    runtime,
+    scheduling,
+)
 from loadaware import round as rounds
 from loadaware.build_info import VERSION, revision
 
@@ -186,6 +196,15 @@ def _build_parser() -> argparse.ArgumentParser:
         help=(
             "kube-scheduler's percentageOfNodesToScore: from 100 nodes, score only the "
             "feasible nodes its walk finds first (0: adaptive, the default; 100: every node)"
+        ),
+    )
+
+    sim_serve.add_argument(
+        "--scheduler-config",
+        metavar="FILE",
+        help=(
+            "a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) whose profiles "
+            "the simulated scheduler runs, by schedulerName (default: the default profile)"
         ),
     )
 
@@ -525,6 +544,19 @@ def _cmd_sim(args: argparse.Namespace) -> Outcome:
             "--percentage-of-nodes-to-score must be 0 (adaptive) to 100, "
             f"not {args.percentage_of_nodes_to_score}"
         )
+    profiles = scheduling.DEFAULT_PROFILES
+    if args.scheduler_config:
+        try:
+            config = policy.load_scheduler_config(args.scheduler_config)
+        except ValueError as exc:
+            raise errors.InputError(f"--scheduler-config: {exc}") from None
+        unmodelled = policy.unmodelled_settings(config)
+        if unmodelled:
+            raise errors.InputError(
+                f"--scheduler-config {args.scheduler_config} asks what the simulated "
+                "scheduler cannot run: " + "; ".join(unmodelled)
+            )
+        profiles = scheduling.profiles_from_config(config)
     token = None
     if args.token_file:
         with open(args.token_file, encoding="utf-8") as stream:
@@ -534,6 +566,7 @@ def _cmd_sim(args: argparse.Namespace) -> Outcome:
         token=token,
         scheduler_seed=args.seed,
         percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
+        scheduler_profiles=profiles,
         watch_bookmark_seconds=args.watch_bookmark_seconds,
     )
     if args.cluster:

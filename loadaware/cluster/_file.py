@@ -103,6 +103,7 @@ class _RawSpec(TypedDict, total=False):
     initContainers: list[_RawContainer] | None
     volumes: list[_RawVolume] | None
     nodeName: Any
+    schedulerName: Any
     priority: Any
     priorityClassName: Any
     tolerations: Any

@@ -15,6 +15,9 @@ from typing import Any
 from loadaware import quantity as _quantity
 from loadaware.cluster import _fields, _objects, _reading, _selectors, _types
 
+# What the API server sets spec.schedulerName to when a pod leaves it out.
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
 
 def read_pod(
     raw: _fields.RawObject, r: _fields.FieldReader, reading: _reading.CheckedReading
@@ -66,6 +69,10 @@ def read_pod(
     labels = r.string_map(meta.get("labels"), "metadata.labels")
     uid = r.string(meta.get("uid"), "metadata.uid")
     node_name = r.string(spec.get("nodeName"), "spec.nodeName") or None
+    # The API server defaults it; a file may leave it out.
+    scheduler_name = (
+        r.string(spec.get("schedulerName"), "spec.schedulerName") or DEFAULT_SCHEDULER_NAME
+    )
     # The API server starts every pod as Pending.
     phase = r.string(status.get("phase"), "status.phase") or "Pending"
     ready = _objects.condition_is_true(r, status, "Ready")
@@ -82,6 +89,7 @@ def read_pod(
         name=meta["name"],
         uid=uid,
         node_name=node_name,
+        scheduler_name=scheduler_name,
         phase=phase,
         ready=ready,
         labels=labels,

@@ -240,6 +240,8 @@ class Pod:
     name: str
     uid: str = ""
     node_name: str | None = None
+    # spec.schedulerName: the kube-scheduler profile (or other scheduler) that binds it.
+    scheduler_name: str = "default-scheduler"
     phase: str = "Running"  # Pending | Running | Succeeded | Failed | Unknown
     ready: bool = True
     labels: Mapping[str, str] = field(default_factory=dict, hash=False)

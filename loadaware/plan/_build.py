@@ -9,7 +9,7 @@ from collections import Counter
 
 import numpy as np
 
-from loadaware import gc_freeze, metrics
+from loadaware import gc_freeze, metrics, scheduling
 from loadaware.cluster import ClusterState, Pod
 from loadaware.errors import RefusedError
 from loadaware.metrics import Usage
@@ -19,6 +19,7 @@ from loadaware.plan import (
     _consolidate,
     _greedy,
     _milp,
+    _placement,
     _profiles,
     strategies,
 )
@@ -282,6 +283,10 @@ def _build_problem(
     skipped: Counter[str] = Counter()
     left_alone: dict[int, Counter[str]] = {}
     by_node: dict[int, tuple[Candidate, ...]] = {}
+    steering = policy.steering
+    modelled = scheduling.modelled_profiles(
+        steering.scheduler_config, steering.scheduler_names
+    ).by_name
     balancing = [p for p in profiles if p.strategies.load_balancing.enabled]
     for profile in profiles:
         tally.rules.setdefault(profile.name, [])
@@ -318,6 +323,9 @@ def _build_problem(
             elif pod.key in stale_pods:
                 # Without a fresh sample the relief of moving it is unknown.
                 why = "no-fresh-usage"
+            elif pod.scheduler_name not in modelled:
+                # Another scheduler places its replacement: no landing can be predicted.
+                why = _placement.UNMODELLED_SCHEDULER
             if why is not None:
                 skipped[why] += 1
                 left_alone.setdefault(index, Counter())[why] += 1

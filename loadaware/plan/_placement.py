@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from loadaware import scheduling
-from loadaware.cluster import ClusterState
+from loadaware.cluster import ClusterState, Pod
 from loadaware.plan._problem import AppliedMove, Candidate, Problem
 
 # The soft taint steering puts on the few nodes that would otherwise outscore a
@@ -48,6 +48,8 @@ NO_FIT = "no-fit"  # no node fits: the replacement would stay Pending
 STILL_VIOLATES = "still-violates"  # a must-move's replacement would break its rule again
 # Too few good landings near the top for kube-scheduler's sample to be sure to hold one.
 FEW_GOOD_LANDINGS = "few-good-landings"
+# The pod names a scheduler (spec.schedulerName) the model has no profile of.
+UNMODELLED_SCHEDULER = "unmodelled-scheduler"
 
 # Points of a node's total score the model may be off by on a sample: the plugins
 # it leaves out (volume binding), and the normalising plugins (PodTopologySpread,
@@ -144,10 +146,20 @@ class Placement:
         self._scale = np.where(table.allocatable > 0, table.allocatable, 1.0)
         self._high = np.where(np.isnan(table.high), np.inf, table.high)
         steering = problem.policy.steering
-        # kube-scheduler counts every node, cordoned or not, to size its sample.
-        self._sample_size = scheduling.num_feasible_nodes_to_find(
-            steering.percentage_of_nodes_to_score, len(problem.cluster.nodes)
+        self._profiles = scheduling.modelled_profiles(
+            steering.scheduler_config, steering.scheduler_names
         )
+        # kube-scheduler counts every node, cordoned or not, to size its sample; a
+        # profile's own percentageOfNodesToScore overrides the policy's.
+        self._sample_sizes = {
+            name: scheduling.num_feasible_nodes_to_find(
+                steering.percentage_of_nodes_to_score
+                if profile.percentage_of_nodes_to_score is None
+                else profile.percentage_of_nodes_to_score,
+                len(problem.cluster.nodes),
+            )
+            for name, profile in self._profiles.by_name.items()
+        }
         self._miss_probability = steering.miss_probability
 
     def landing(self, candidate: Candidate) -> Landing:
@@ -164,14 +176,19 @@ class Placement:
         if candidate.terminal:
             return Landing(None)
         pod = candidate.pod
-        scores = scheduling.score_replacement(pod, self.occupancy, self._indexes)
+        profile = self._profiles.for_pod(pod)
+        if profile is None:
+            # Another scheduler binds it: where its replacement lands is unknown.
+            return Landing(None, reason=UNMODELLED_SCHEDULER)
+        scores = scheduling.score_replacement(pod, self.occupancy, self._indexes, profile=profile)
         indexes = scores.indexes
         if not indexes.size:
             if self._node_fit or candidate.must_move:
                 return Landing(None, reason=NO_FIT)
             return Landing(None)
-        if indexes.size > self._sample_size:
-            return self._sampled_landing(candidate, scores)
+        sample_size = self._sample_sizes[profile.scheduler_name]
+        if indexes.size > sample_size:
+            return self._sampled_landing(candidate, scores, sample_size)
         totals = scores.totals
         good = self._good_near_top(candidate, indexes, totals)
         best = scores.best()
@@ -210,7 +227,13 @@ class Placement:
             return self._bad(candidate, indexes[best[~good[best]]])
         return Landing(None, reason=STILL_VIOLATES)
 
-    def _sampled_landing(self, candidate: Candidate, scores: scheduling.NodeScores) -> Landing:
+    def is_modelled(self, pod: Pod) -> bool:
+        """Whether the model knows the scheduler that binds the pod's replacement."""
+        return self._profiles.for_pod(pod) is not None
+
+    def _sampled_landing(
+        self, candidate: Candidate, scores: scheduling.NodeScores, sample_size: int
+    ) -> Landing:
         """The landing when kube-scheduler scores a sample of the feasible nodes: the
         eligible set E is the best-scoring good nodes, as many as a sample cannot
         miss (but by steering.missProbability), with every good node tied with its
@@ -219,7 +242,7 @@ class Placement:
         node outside the good ones trails E by more than SCORE_MARGIN."""
         indexes, totals = scores.indexes, scores.totals
         count = len(indexes)
-        need = scheduling.eligible_needed(count, self._sample_size, self._miss_probability)
+        need = scheduling.eligible_needed(count, sample_size, self._miss_probability)
         # Best first; among equal totals in name order (indexes are in name order).
         order = np.argsort(-totals, kind="stable")
         good = np.zeros(count, dtype=bool)
@@ -273,7 +296,7 @@ class Placement:
             target,
             steer=steer,
             landing_set=tuple(int(i) for i in indexes[members]),
-            shares=_landing_shares(steered[members], min(self._sample_size / count, 1.0)),
+            shares=_landing_shares(steered[members], min(sample_size / count, 1.0)),
         )
 
     def carry(self, steer: tuple[int, ...]) -> None:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import datetime
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from loadaware.policy import _strict
+from loadaware.policy import _scheduler_config, _strict
 from loadaware.policy._duration import Duration
 
 
@@ -65,3 +65,50 @@ class SteeringSettings(_strict.StrictModel):
             "its sample misses every node of an eviction's landing set."
         ),
     )
+    scheduler_config: _scheduler_config.SchedulerConfigField = Field(
+        default=None,
+        description=(
+            "The cluster's KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1), "
+            "inline or as the path of its file: landings are predicted with its "
+            "profiles (score plugins and weights, NodeResourcesFit's scoringStrategy, "
+            "BalancedAllocation's resources, PodTopologySpread's defaults, "
+            "percentageOfNodesToScore, which overrides the one above). Omitted: "
+            "kube-scheduler's default profile. Settings loadaware cannot model (a "
+            "score plugin it does not know, a prioritizing extender) are errors "
+            "unless softTaint is off."
+        ),
+    )
+
+    scheduler_names: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        default=None,
+        description=(
+            "The schedulerNames whose pods loadaware predicts landings for; a pod that "
+            "names another scheduler has no landing prediction and is not moved (the "
+            "plan counts it as unmodelled-scheduler). Omitted: the profiles of "
+            "schedulerConfig, else default-scheduler. Without schedulerConfig every "
+            "name listed is modelled with the default profile."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _scheduler_names_have_profiles(self) -> SteeringSettings:
+        if self.scheduler_config is None or self.scheduler_names is None:
+            return self
+        missing = sorted(set(self.scheduler_names) - set(self.scheduler_config.scheduler_names))
+        if missing:
+            raise ValueError(
+                f"schedulerNames {', '.join(missing)} have no profile in schedulerConfig "
+                f"(its profiles: {', '.join(self.scheduler_config.scheduler_names)})"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _scheduler_config_modelled(self) -> SteeringSettings:
+        if self.scheduler_config is None or not self.soft_taint:
+            return self
+        problems = _scheduler_config.unmodelled_settings(self.scheduler_config)
+        if problems:
+            raise ValueError(
+                "schedulerConfig asks what loadaware cannot model: " + "; ".join(problems)
+            )
+        return self

@@ -62,6 +62,10 @@ def simulate_round(
     # Named resources (a GPU's utilisation) move with the pod as cpu does.
     node_named = {name: dict(s.named) for name, s in usage.nodes.items()}
     landed: dict[str, str | None] = {}
+    # The cluster's scheduler, as the policy describes it (steering.schedulerConfig).
+    profiles = scheduling.modelled_profiles(
+        settings.steering.scheduler_config, settings.steering.scheduler_names
+    )
     for eviction in planned.evictions:
         pod = pods[eviction.pod]
         # The replacement is scheduled while its predecessor terminates, under the
@@ -71,6 +75,7 @@ def simulate_round(
             occupancy,
             schedulable,
             extra_taints={name: (plan.HOTSPOT_TAINT,) for name in eviction.steer},
+            profile=profiles.for_pod(pod) or scheduling.DEFAULT_PROFILE,
         )
         target = (
             eviction.expected_node if eviction.expected_node in ties else next(iter(ties), None)

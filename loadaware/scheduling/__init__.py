@@ -1,4 +1,4 @@
-"""The kube-scheduler model: where the default profile would bind a new pod.
+"""The kube-scheduler model: where a scheduler profile would bind a new pod.
 
 loadaware does not bind pods; it evicts them and lets kube-scheduler place the
 replacements, so the planner, the evictor's re-checks and the simulated
@@ -9,8 +9,11 @@ is that answer, shared by `plan`, `evict` and `sim`:
   is placed where (requests, pod counts, host ports), with the indexes the
   inter-pod affinity and topology spread plugins read (`Occupancy`);
 - the Filter plugins, each a function, and their first failing reason
-  (`FIT_REASONS`); the Score plugins with the default profile's weights and the
-  Go code's integer arithmetic (`best_nodes`, `predict_replacement`);
+  (`FIT_REASONS`); the Score plugins with the Go code's integer arithmetic
+  (`best_nodes`, `predict_replacement`), weighted as a profile says: the default
+  profile's, or one of a KubeSchedulerConfiguration's (`SchedulerProfile`,
+  `profiles_from_config`), with NodeResourcesFit's LeastAllocated, MostAllocated
+  or RequestedToCapacityRatio scoring;
 - which feasible nodes kube-scheduler scores on a large cluster: how many it
   looks for (`num_feasible_nodes_to_find`), its walk over the nodeTree
   (`NodeTree`, `NodeSampler`), and how many good nodes a sample cannot miss
@@ -36,6 +39,17 @@ from loadaware.scheduling._predict import (
     scheduling_replacement,
     score_replacement,
 )
+from loadaware.scheduling._profiles import (
+    DEFAULT_PROFILE,
+    DEFAULT_PROFILES,
+    DEFAULT_SCHEDULER_NAME,
+    ResourceWeight,
+    SchedulerProfile,
+    SchedulerProfiles,
+    ScoringStrategy,
+    modelled_profiles,
+    profiles_from_config,
+)
 from loadaware.scheduling._sampling import (
     MIN_FEASIBLE_NODES_TO_FIND,
     eligible_needed,
@@ -44,6 +58,9 @@ from loadaware.scheduling._sampling import (
 from loadaware.scheduling._spread import spread_filter_mask
 
 __all__ = [
+    "DEFAULT_PROFILE",
+    "DEFAULT_PROFILES",
+    "DEFAULT_SCHEDULER_NAME",
     "FIT_REASONS",
     "HARD_TAINT_EFFECTS",
     "MIN_FEASIBLE_NODES_TO_FIND",
@@ -54,12 +71,18 @@ __all__ = [
     "NodeScores",
     "NodeTree",
     "Occupancy",
+    "ResourceWeight",
+    "SchedulerProfile",
+    "SchedulerProfiles",
+    "ScoringStrategy",
     "best_nodes",
     "eligible_needed",
     "feasible_mask",
+    "modelled_profiles",
     "node_admits",
     "num_feasible_nodes_to_find",
     "predict_replacement",
+    "profiles_from_config",
     "recreated_after_deletion",
     "replacement_of",
     "scheduling_replacement",

@@ -32,7 +32,7 @@ from loadaware.cluster._types import ClusterState, LabelSelector, Node, Pod, Pod
 from loadaware.scheduling import _filters, _images
 from loadaware.scheduling._affinity_index import AffinityIndex, ScoreGroup
 from loadaware.scheduling._ledger import NodeResources, RequestsLedger
-from loadaware.scheduling._nodes import BoolArray, IntArray, NodeCache
+from loadaware.scheduling._nodes import BoolArray, IntArray, NodeCache, read_only
 from loadaware.scheduling._spread_index import SpreadIndex
 
 _NO_TAINTS: Mapping[str, Sequence[Taint]] = MappingProxyType({})
@@ -156,6 +156,12 @@ class Occupancy:
 
     def resources(self) -> NodeResources:
         return self._ledger.resources()
+
+    def extended_resource(self, name: str) -> tuple[IntArray, IntArray]:
+        """Allocatable and requested counts of one extended resource, per node
+        (read-only views, live until the next add or remove)."""
+        allocatable, used = self._ledger.extended(name)
+        return read_only(allocatable), read_only(used)
 
     # --- moves ---
 

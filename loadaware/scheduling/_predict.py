@@ -1,4 +1,5 @@
-"""A model of the default kube-scheduler profile: where would a new pod land.
+"""A model of a kube-scheduler profile (the default one unless told): where would
+a new pod land.
 
 loadaware does not bind pods; it evicts them and lets kube-scheduler place the
 replacements. To say where a replacement is expected to go (`expectedNode`),
@@ -38,6 +39,14 @@ pod object is gone (kubernetes/kubernetes#96515), and the replacement is
 scheduled while its predecessor terminates: `predict_replacement` scores the
 replacement with the predecessor still placed.
 
+A profile of the cluster's own KubeSchedulerConfiguration (`profile`, a
+`_profiles.SchedulerProfile`) changes which of these score and their weights,
+NodeResourcesFit's scoringStrategy (MostAllocated: requested * 100 / allocatable
+per resource; RequestedToCapacityRatio: its shape of that utilization; each over
+the configured resources and weights, an extended resource the pod does not
+request left out), BalancedAllocation's resources and PodTopologySpread's
+default constraints. The filters stay the default profile's.
+
 Among nodes with equal best scores kube-scheduler picks at random, so a
 prediction is the set of best-scoring nodes (`best_nodes`), not one node.
 
@@ -62,7 +71,7 @@ from types import MappingProxyType
 import numpy as np
 
 from loadaware.cluster._types import Pod, Taint
-from loadaware.scheduling import _filters, _images, _ledger, _scores, _spread
+from loadaware.scheduling import _filters, _images, _ledger, _profiles, _scores, _spread
 from loadaware.scheduling._nodes import BoolArray, IntArray
 from loadaware.scheduling._occupancy import Occupancy
 
@@ -87,6 +96,8 @@ class NodeScores:
     # node; a plugin that skipped the pod is absent, as is ImageLocality where no
     # feasible node reports any of the pod's images.
     plugins: Mapping[str, IntArray] = dataclasses.field(default_factory=dict)
+    # TaintToleration's weight in the profile that scored them (0: not scored).
+    taint_weight: int = _scores.TAINT_TOLERATION_WEIGHT
 
     def best(self) -> IntArray:
         """Positions (into `indexes`) of the nodes with the best total."""
@@ -102,11 +113,11 @@ class NodeScores:
     def with_steering(self, steer: BoolArray) -> IntArray:
         """Totals when loadaware's soft taint is added to the nodes `steer` marks
         (positions into `indexes`)."""
-        if self.tolerates_steering or not steer.any():
+        if self.tolerates_steering or not steer.any() or not self.taint_weight:
             return self.totals
         before = self.plugins["TaintToleration"]
         after = _scores.normalised_taint_score(self.soft_taints + steer)
-        return self.totals + _scores.TAINT_TOLERATION_WEIGHT * (after - before)
+        return self.totals + self.taint_weight * (after - before)
 
 
 def predict_node(
@@ -116,12 +127,18 @@ def predict_node(
     *,
     extra_taints: Mapping[str, Sequence[Taint]] = _NO_TAINTS,
     terminating: Collection[Pod] = (),
+    profile: _profiles.SchedulerProfile = _profiles.DEFAULT_PROFILE,
 ) -> str | None:
     """One node kube-scheduler may bind the new `pod` to (the first by name among the
     best-scoring), or None when none fits. `extra_taints` are added to the named
     nodes' taints; `terminating` pods are placed but not counted for spreading."""
     best = best_nodes(
-        pod, occupancy, node_names, extra_taints=extra_taints, terminating=terminating
+        pod,
+        occupancy,
+        node_names,
+        extra_taints=extra_taints,
+        terminating=terminating,
+        profile=profile,
     )
     return best[0] if best else None
 
@@ -133,6 +150,7 @@ def best_nodes(
     *,
     extra_taints: Mapping[str, Sequence[Taint]] = _NO_TAINTS,
     terminating: Collection[Pod] = (),
+    profile: _profiles.SchedulerProfile = _profiles.DEFAULT_PROFILE,
 ) -> tuple[str, ...]:
     """Every node with the best score for the new `pod`, sorted by name: kube-scheduler
     picks one of them at random. Empty when none fits."""
@@ -142,6 +160,7 @@ def best_nodes(
         occupancy.node_indexes(node_names),
         extra_taints=extra_taints,
         terminating=terminating,
+        profile=profile,
     )
     return scores.best_names(occupancy.node_names)
 
@@ -152,11 +171,16 @@ def predict_replacement(
     node_names: Iterable[str],
     *,
     extra_taints: Mapping[str, Sequence[Taint]] = _NO_TAINTS,
+    profile: _profiles.SchedulerProfile = _profiles.DEFAULT_PROFILE,
 ) -> tuple[str, ...]:
     """The best-scoring nodes for the replacement of the placed `pod` (see
     score_replacement), sorted by name; empty when none fits."""
     scores = score_replacement(
-        pod, occupancy, occupancy.node_indexes(node_names), extra_taints=extra_taints
+        pod,
+        occupancy,
+        occupancy.node_indexes(node_names),
+        extra_taints=extra_taints,
+        profile=profile,
     )
     return scores.best_names(occupancy.node_names)
 
@@ -167,12 +191,18 @@ def score_replacement(
     indexes: IntArray,
     *,
     extra_taints: Mapping[str, Sequence[Taint]] = _NO_TAINTS,
+    profile: _profiles.SchedulerProfile = _profiles.DEFAULT_PROFILE,
 ) -> NodeScores:
     """Scores for the replacement of the placed `pod` once it is evicted (see
     scheduling_replacement)."""
     with scheduling_replacement(pod, occupancy) as (incoming, terminating):
         return score_pod(
-            incoming, occupancy, indexes, extra_taints=extra_taints, terminating=terminating
+            incoming,
+            occupancy,
+            indexes,
+            extra_taints=extra_taints,
+            terminating=terminating,
+            profile=profile,
         )
 
 
@@ -217,6 +247,7 @@ def score_nodes(
     *,
     extra_taints: Mapping[str, Sequence[Taint]] = _NO_TAINTS,
     terminating: Collection[Pod] = (),
+    profile: _profiles.SchedulerProfile = _profiles.DEFAULT_PROFILE,
 ) -> list[tuple[str, float]]:
     """Feasible nodes with their total score, best first (ties by node name)."""
     scores = score_pod(
@@ -225,6 +256,7 @@ def score_nodes(
         occupancy.node_indexes(node_names),
         extra_taints=extra_taints,
         terminating=terminating,
+        profile=profile,
     )
     all_names = occupancy.node_names
     names = [all_names[i] for i in scores.indexes.tolist()]
@@ -258,64 +290,141 @@ def score_pod(
     *,
     extra_taints: Mapping[str, Sequence[Taint]] = _NO_TAINTS,
     terminating: Collection[Pod] = (),
+    profile: _profiles.SchedulerProfile = _profiles.DEFAULT_PROFILE,
 ) -> NodeScores:
-    """Filter the indexed nodes for `pod` and score the feasible ones."""
+    """Filter the indexed nodes for `pod` and score the feasible ones as `profile`
+    does (the default profile unless given)."""
     feasible = indexes[
         feasible_mask(pod, occupancy, indexes, extra_taints=extra_taints, terminating=terminating)
     ]
     tolerates = _filters.tolerates(pod.tolerations, STEERING_TAINT)
+    taint_weight = profile.weight("TaintToleration")
     if not feasible.size:
         empty = np.zeros(0, dtype=np.int64)
         return NodeScores(
-            indexes=feasible, totals=empty, soft_taints=empty, tolerates_steering=tolerates
+            indexes=feasible,
+            totals=empty,
+            soft_taints=empty,
+            tolerates_steering=tolerates,
+            taint_weight=taint_weight,
         )
     resources = occupancy.resources()
     alloc_cpu = resources.allocatable_cpu_millicores[feasible]
     alloc_mem = resources.allocatable_memory_bytes[feasible]
     cpu, mem, nonzero_cpu, nonzero_mem = occupancy.requested_without(pod, feasible)
-
-    least = _scores.least_allocated(
-        nonzero_cpu + (pod.cpu_request_millicores or _ledger.NONZERO_CPU_MILLICORES),
-        alloc_cpu,
-        nonzero_mem + (pod.memory_request_bytes or _ledger.NONZERO_MEMORY_BYTES),
-        alloc_mem,
-    )
-    if pod.cpu_request_millicores or pod.memory_request_bytes:
-        balanced = _scores.balanced_allocation(
-            cpu + pod.cpu_request_millicores, alloc_cpu, mem + pod.memory_request_bytes, alloc_mem
-        )
-    else:
-        # Kubernetes skips this plugin for best-effort pods: with nothing requested
-        # every node looks equally balanced and they would pile onto one node.
-        balanced = np.zeros(feasible.size, dtype=np.int64)
     soft_taints = _scores.soft_taint_counts(pod, occupancy, feasible, extra_taints)
-    plugins: dict[str, IntArray] = {
-        "NodeResourcesFit": least,
-        "TaintToleration": _scores.normalised_taint_score(soft_taints),
-    }
-    if pod.cpu_request_millicores or pod.memory_request_bytes:
-        plugins["NodeResourcesBalancedAllocation"] = balanced
-    if pod.preferred_node_affinity:
+    plugins: dict[str, IntArray] = {}
+    if profile.weight("NodeResourcesFit"):
+        pod_cpu = pod.cpu_request_millicores or _ledger.NONZERO_CPU_MILLICORES
+        pod_mem = pod.memory_request_bytes or _ledger.NONZERO_MEMORY_BYTES
+        strategy = profile.scoring_strategy
+        if strategy.is_default:
+            plugins["NodeResourcesFit"] = _scores.least_allocated(
+                nonzero_cpu + pod_cpu, alloc_cpu, nonzero_mem + pod_mem, alloc_mem
+            )
+        else:
+            fit = {
+                "cpu": (nonzero_cpu + pod_cpu, alloc_cpu),
+                "memory": (nonzero_mem + pod_mem, alloc_mem),
+            }
+            plugins["NodeResourcesFit"] = _scores.resource_fit_score(
+                strategy.type,
+                strategy.shape,
+                [
+                    (r.weight, *_resource_column(r.name, fit, pod, occupancy, feasible))
+                    for r in strategy.resources
+                ],
+            )
+    if taint_weight:
+        plugins["TaintToleration"] = _scores.normalised_taint_score(soft_taints)
+    if profile.weight("NodeResourcesBalancedAllocation"):
+        balanced = _balanced_allocation(
+            pod, profile, occupancy, feasible, (cpu, alloc_cpu), (mem, alloc_mem)
+        )
+        if balanced is not None:
+            plugins["NodeResourcesBalancedAllocation"] = balanced
+    if pod.preferred_node_affinity and profile.weight("NodeAffinity"):
         plugins["NodeAffinity"] = _scores.node_affinity_score(pod, occupancy, feasible)
-    spread = _spread.topology_spread_score(pod, occupancy, feasible, terminating)
-    if spread is not None:
-        plugins["PodTopologySpread"] = spread
-    affinity = _scores.inter_pod_affinity_score(pod, occupancy, feasible)
-    if affinity is not None:
-        plugins["InterPodAffinity"] = affinity
-    if pod.container_images:
+    if profile.weight("PodTopologySpread"):
+        spread = _spread.topology_spread_score(
+            pod, occupancy, feasible, terminating, profile.default_spread
+        )
+        if spread is not None:
+            plugins["PodTopologySpread"] = spread
+    if profile.weight("InterPodAffinity"):
+        affinity = _scores.inter_pod_affinity_score(pod, occupancy, feasible)
+        if affinity is not None:
+            plugins["InterPodAffinity"] = affinity
+    if pod.container_images and profile.weight("ImageLocality"):
         images = _images.image_locality(pod.container_images, occupancy.node_images, feasible)
         if images is not None:
             plugins["ImageLocality"] = images
     totals = np.zeros(len(feasible), dtype=np.int64)
     for name, score in plugins.items():
-        totals += _scores.PLUGIN_WEIGHTS[name] * score
+        totals += profile.weight(name) * score
     return NodeScores(
         indexes=feasible,
         totals=totals,
         soft_taints=soft_taints,
         tolerates_steering=tolerates,
         plugins=plugins,
+        taint_weight=taint_weight,
+    )
+
+
+def _resource_column(
+    name: str,
+    known: Mapping[str, tuple[IntArray, IntArray]],
+    pod: Pod,
+    occupancy: Occupancy,
+    feasible: IntArray,
+) -> tuple[IntArray, IntArray]:
+    """(requested with the pod, allocatable) of one resource over the feasible nodes.
+    An extended resource the pod does not request is left out of the score, as Go
+    does, by an allocatable of 0."""
+    found = known.get(name)
+    if found is not None:
+        return found
+    wanted = pod.extended_requests.get(name, 0)
+    if not wanted:
+        zero = np.zeros(len(feasible), dtype=np.int64)
+        return zero, zero
+    allocatable, used = occupancy.extended_resource(name)
+    requested = used[feasible] + wanted
+    placed = occupancy.placed_index(pod)
+    if placed is not None:
+        requested[feasible == placed] -= wanted
+    return requested, allocatable[feasible]
+
+
+def _balanced_allocation(
+    pod: Pod,
+    profile: _profiles.SchedulerProfile,
+    occupancy: Occupancy,
+    feasible: IntArray,
+    cpu: tuple[IntArray, IntArray],
+    mem: tuple[IntArray, IntArray],
+) -> IntArray | None:
+    """NodeResourcesBalancedAllocation on actual requests including the pod; None
+    when its PreScore skips: the pod requests none of the resources. Kubernetes
+    skips best-effort pods since with nothing requested every node looks equally
+    balanced and they would pile onto one node."""
+    resources = profile.balanced_resources
+    if resources == ("cpu", "memory"):
+        if not (pod.cpu_request_millicores or pod.memory_request_bytes):
+            return None
+        return _scores.balanced_allocation(
+            cpu[0] + pod.cpu_request_millicores,
+            cpu[1],
+            mem[0] + pod.memory_request_bytes,
+            mem[1],
+        )
+    wants = {"cpu": pod.cpu_request_millicores, "memory": pod.memory_request_bytes}
+    if not any(wants.get(r) or pod.extended_requests.get(r, 0) for r in resources):
+        return None
+    known = {"cpu": (cpu[0] + wants["cpu"], cpu[1]), "memory": (mem[0] + wants["memory"], mem[1])}
+    return _scores.balanced_resources_score(
+        [_resource_column(r, known, pod, occupancy, feasible) for r in resources]
     )
 
 

@@ -180,3 +180,96 @@ def inter_pod_affinity_score(pod: Pod, occupancy: Occupancy, feasible: IntArray)
         return np.zeros(len(feasible), dtype=np.int64)
     # float64(MaxNodeScore) * (score - min) / (max - min), truncated as int64().
     return (MAX_NODE_SCORE * ((raw - low) / (high - low))).astype(np.int64)
+
+
+# --- NodeResourcesFit's scoring strategies and BalancedAllocation over any resources ---
+
+
+def _go_quotient(numerator: IntArray, denominator: IntArray | int) -> IntArray:
+    """Integer division truncating toward zero, as Go's `/` on int64."""
+    return np.sign(numerator) * (np.abs(numerator) // denominator)
+
+
+def broken_linear(shape: Sequence[tuple[int, int]], utilization: IntArray) -> IntArray:
+    """helper.BuildBrokenLinearFunction: the shape's score at each utilization,
+    linear between its points (Go's integer arithmetic), flat beyond them."""
+    out = np.full(utilization.shape, shape[-1][1], dtype=np.int64)
+    done = np.zeros(utilization.shape, dtype=np.bool_)
+    for i, (point, score) in enumerate(shape):
+        hit = ~done & (utilization <= point)
+        if i == 0:
+            out[hit] = score
+        else:
+            before, before_score = shape[i - 1]
+            out[hit] = before_score + _go_quotient(
+                (score - before_score) * (utilization[hit] - before), point - before
+            )
+        done |= hit
+    return out
+
+
+def resource_fit_score(
+    kind: str,
+    shape: Sequence[tuple[int, int]],
+    columns: Sequence[tuple[int, IntArray, IntArray]],
+) -> IntArray:
+    """NodeResourcesFit's score under a scoringStrategy: `columns` are (weight,
+    requested, allocatable) per configured resource, in its order; a node with
+    none of a resource (allocatable 0) leaves it out of its average, as in Go
+    (least_allocated.go, most_allocated.go, requested_to_capacity_ratio.go)."""
+    size = len(columns[0][1]) if columns else 0
+    total = np.zeros(size, dtype=np.int64)
+    weights = np.zeros(size, dtype=np.int64)
+    for weight, requested, allocatable in columns:
+        has = allocatable > 0
+        safe = np.where(has, allocatable, 1)
+        if kind == "LeastAllocated":
+            score = np.where(
+                requested <= allocatable, (allocatable - requested) * MAX_NODE_SCORE // safe, 0
+            )
+            counted = has
+        elif kind == "MostAllocated":
+            # Requests may exceed allocatable (non-zero defaults): counted as full.
+            score = np.minimum(requested, allocatable) * MAX_NODE_SCORE // safe
+            counted = has
+        else:
+            utilization = np.where(
+                requested >= allocatable,
+                MAX_NODE_SCORE,
+                np.where(requested <= 0, 0, requested * MAX_NODE_SCORE // safe),
+            )
+            score = broken_linear(shape, utilization)
+            # A resource scoring 0 is left out of the average (requested_to_capacity_ratio.go).
+            counted = has & (score > 0)
+        total += np.where(counted, score * weight, 0)
+        weights += np.where(counted, weight, 0)
+    if kind == "RequestedToCapacityRatio":
+        # math.Round(float64(nodeScore) / float64(weightSum)): halves away from zero.
+        rounded = np.floor(total / np.maximum(weights, 1) + 0.5).astype(np.int64)
+        return np.where(weights > 0, rounded, 0)
+    return np.where(weights > 0, total // np.maximum(weights, 1), 0)
+
+
+def balanced_resources_score(columns: Sequence[tuple[IntArray, IntArray]]) -> IntArray:
+    """NodeResourcesBalancedAllocation over (requested, allocatable) per configured
+    resource: 100 * (1 - the standard deviation of the requested fractions, each at
+    most 1), leaving out a resource the node has none of (balanced_allocation.go)."""
+    size = len(columns[0][0]) if columns else 0
+    fractions = np.zeros((len(columns), size), dtype=np.float64)
+    present = np.zeros((len(columns), size), dtype=np.bool_)
+    for row, (requested, allocatable) in enumerate(columns):
+        has = allocatable > 0
+        present[row] = has
+        fractions[row] = np.where(
+            has, np.minimum(requested / np.where(has, allocatable, 1), 1.0), 0
+        )
+    count = present.sum(axis=0)
+    std = np.zeros(size, dtype=np.float64)
+    for node in np.flatnonzero(count >= 2).tolist():
+        values = fractions[present[:, node], node]
+        if len(values) == 2:
+            std[node] = abs((values[0] - values[1]) / 2)
+        else:
+            mean = values.sum() / len(values)
+            std[node] = np.sqrt(((values - mean) ** 2).sum() / len(values))
+    return ((1 - std) * float(MAX_NODE_SCORE)).astype(np.int64)

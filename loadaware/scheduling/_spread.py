@@ -104,7 +104,9 @@ def _spread_counts(
     return counts
 
 
-def spread_constraints(pod: Pod) -> tuple[tuple[str, int, LabelSelector], ...] | None:
+def spread_constraints(
+    pod: Pod, defaults: tuple[tuple[str, int], ...] = SYSTEM_DEFAULT_SPREAD
+) -> tuple[tuple[str, int, LabelSelector], ...] | None:
     """The constraints PodTopologySpread scores `pod` by: (topology key, maxSkew,
     selector); None when the plugin skips the pod. The system defaults select the
     pod's siblings by its owner's selector (kube-scheduler adds the selectors of
@@ -123,8 +125,10 @@ def spread_constraints(pod: Pod) -> tuple[tuple[str, int, LabelSelector], ...] |
         )
     if pod.owner is None or pod.owner.kind not in SPREAD_OWNER_KINDS or not pod.labels:
         return None
+    if not defaults:
+        return None
     selector = pod.owner_selector or _sibling_selector(pod.labels)
-    return tuple((key, skew, selector) for key, skew in SYSTEM_DEFAULT_SPREAD)
+    return tuple((key, skew, selector) for key, skew in defaults)
 
 
 # Stands for a nil labelSelector (labels.Nothing()): a label no pod can carry.
@@ -156,9 +160,11 @@ def topology_spread_score(
     occupancy: Occupancy,
     feasible: IntArray,
     terminating: Collection[Pod],
+    defaults: tuple[tuple[str, int], ...] = SYSTEM_DEFAULT_SPREAD,
 ) -> IntArray | None:
-    """PodTopologySpread's Score and NormalizeScore over the feasible nodes."""
-    constraints = spread_constraints(pod)
+    """PodTopologySpread's Score and NormalizeScore over the feasible nodes;
+    `defaults` are the profile's constraints for a pod without its own."""
+    constraints = spread_constraints(pod, defaults)
     if not constraints:
         return None
     domains = [occupancy.domain_codes(key) for key, _skew, _sel in constraints]

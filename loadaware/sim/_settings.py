@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from loadaware import scheduling
+
 
 @dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
 class SimSettings:
@@ -16,5 +18,8 @@ class SimSettings:
     scheduler_seed: int = 0
     # kube-scheduler's percentageOfNodesToScore: 0 adaptive, 100 every feasible node.
     percentage_of_nodes_to_score: int = 0
+    # The scheduler's profiles by schedulerName (`sim serve --scheduler-config`); a
+    # pod naming another scheduler stays Pending, as nothing would bind it.
+    scheduler_profiles: scheduling.SchedulerProfiles = scheduling.DEFAULT_PROFILES
     # Real seconds between a watch's bookmarks; kube-apiserver sends one about a minute.
     watch_bookmark_seconds: float = 60.0

@@ -202,6 +202,18 @@ def test_public_names_are_pinned() -> None:
             "TooManyRestartsStrategy",
             "TopologySpreadStrategy",
             "parse_yaml_text",
+            "NodeResourcesBalancedAllocationArgs",
+            "KubeSchedulerConfiguration",
+            "KubeSchedulerProfile",
+            "NodeResourcesFitArgs",
+            "PodTopologySpreadArgs",
+            "PluginConfig",
+            "ScoringStrategy",
+            "UtilizationShapePoint",
+            "load_scheduler_config",
+            "merged_score_weights",
+            "modelled_resource",
+            "unmodelled_settings",
         ]
     )
     for name in policy.__all__:

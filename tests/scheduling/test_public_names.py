@@ -31,6 +31,15 @@ def test_public_names() -> None:
             "score_replacement",
             "spread_filter_mask",
             "tolerates",
+            "DEFAULT_PROFILE",
+            "DEFAULT_PROFILES",
+            "DEFAULT_SCHEDULER_NAME",
+            "ResourceWeight",
+            "SchedulerProfile",
+            "SchedulerProfiles",
+            "ScoringStrategy",
+            "profiles_from_config",
+            "modelled_profiles",
         ]
     )
     for name in scheduling.__all__:

@@ -6,8 +6,10 @@ its walk over the nodeTree finds first from a start index that moves on with eve
 pod (NodeSampler; `percentage_of_nodes_to_score` 0 is the adaptive default, 100
 scores every feasible node). As in kube-scheduler, a terminating pod's requests count
 on its node until the pod is gone (it is not counted for spreading), and the choice
-among equally best-scored nodes is random (seeded: `scheduler_seed`). Preemption is
-not modelled.
+among equally best-scored nodes is random (seeded: `scheduler_seed`). Each pod is
+scored by the profile its spec.schedulerName names (`scheduler_profiles`, from
+`sim serve --scheduler-config`); a pod naming no profile is left Pending. Preemption
+is not modelled.
 
 As kube-scheduler's cache does, the model of the cluster (`scheduling.Occupancy`)
 is built once and then kept current by deltas: a store listener notes the pods
@@ -66,6 +68,8 @@ class Scheduler:
         self._store = state.store
         self._clock = state.clock
         self._tie_breaker = random.Random(settings.scheduler_seed)
+        self._profiles = settings.scheduler_profiles
+        self._percentage = settings.percentage_of_nodes_to_score
         # kube-scheduler's informer adds the nodes of its first list in the API's
         # order, which is the store's; later ones as they come (see _on_change).
         self.node_sampler = scheduling.NodeSampler(
@@ -139,7 +143,7 @@ class Scheduler:
                 or pod["metadata"].get("deletionTimestamp")
             ):
                 continue
-            if pod["spec"].get("schedulerName", "default-scheduler") != "default-scheduler":
+            if pod["spec"].get("schedulerName", "default-scheduler") not in self._profiles.by_name:
                 continue
             if self._unschedulable_at.get(key) == version:
                 continue  # nothing changed since it last failed
@@ -164,9 +168,19 @@ class Scheduler:
         terminating = [self._terminating[k] for k in sorted(self._terminating)]
         now = _clock.rfc3339(self._clock.time())
         for raw, pod in zip(pending, incoming, strict=True):
+            profile = self._profiles.by_name[pod.scheduler_name]
+            # One start index for every profile, as kube-scheduler keeps one; the
+            # sample's size is the profile's.
+            self.node_sampler.percentage_of_nodes_to_score = (
+                self._percentage
+                if profile.percentage_of_nodes_to_score is None
+                else profile.percentage_of_nodes_to_score
+            )
             sample = self.node_sampler.sample(pod, occupancy, terminating=terminating)
             best = (
-                scheduling.best_nodes(pod, occupancy, sample, terminating=terminating)
+                scheduling.best_nodes(
+                    pod, occupancy, sample, terminating=terminating, profile=profile
+                )
                 if sample
                 else ()
             )
