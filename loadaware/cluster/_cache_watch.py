@@ -16,6 +16,7 @@ import functools
 import logging
 import random
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
     import kubernetes.client
 
 log = logging.getLogger(__name__)
+
+# How long stop() waits for the watch threads, all together.
+_STOP_SECONDS = 5.0
 
 # Causes of a relist, as counted and logged.
 EXPIRED, DROPPED, FAILED = "expired", "dropped", "failed"
@@ -91,8 +95,12 @@ class KindWatchers:
             self._store.changed.notify_all()
         for response in responses:
             _shutdown(response)
+        # One bound for all: a thread still inside a request that has no answer yet
+        # cannot be woken, and each waited for in turn made stop() cost 5 s a kind.
+        # They are daemons: a process that ends does not wait for them.
+        deadline = time.monotonic() + _STOP_SECONDS
         for thread in self._threads:
-            thread.join(timeout=5)
+            thread.join(timeout=max(0.0, deadline - time.monotonic()))
 
     # --- a kind's thread ----------------------------------------------------------------
 
@@ -165,6 +173,12 @@ class KindWatchers:
             with self._store.lock:
                 self._responses[kind.path] = response
                 kind.seen_at = self._monotonic()
+                # stop() sets the event before it takes the lock to shut the streams
+                # down: a stream opened after that is this thread's to end.
+                stopping = self._stop.is_set()
+            if stopping:
+                _shutdown(response)
+                return DROPPED
             try:
                 for line in _lines(response):
                     cause = self._apply(kind, line)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import datetime
 import pathlib
+import threading
+import time
 from collections.abc import Iterator
 
 import kubernetes.client
@@ -211,3 +213,17 @@ def test_the_evictors_reads_are_answered_from_memory(
     counts = server.sim.requests.counts()
     assert counts.get(("list", "pods"), 0) == 1  # the comparison above, not the cache
     assert counts.get(("get", "pods"), 0) == 0
+
+
+def test_stop_ends_every_watch_thread_at_once(client: kubernetes.client.ApiClient) -> None:
+    # Right after the first lists, the threads are opening their watches: a stream
+    # that opens after stop() looked for streams to shut must still end.
+    before = set(threading.enumerate())
+    cache = cluster.ClusterCache(client)
+    cache.start()
+    assert cache.wait_synced(20)
+    started = time.monotonic()
+    cache.stop()
+    assert time.monotonic() - started < 2.0
+    left = [t.name for t in set(threading.enumerate()) - before if t.name.startswith("cache-")]
+    assert left == []
