@@ -171,13 +171,17 @@ class KindWatchers:
                 self._say(kind, FAILED, exc.summary())
                 return FAILED
             with self._store.lock:
-                self._responses[kind.path] = response
-                kind.seen_at = self._monotonic()
                 # stop() sets the event before it takes the lock to shut the streams
                 # down: a stream opened after that is this thread's to end.
                 stopping = self._stop.is_set()
+                if not stopping:
+                    self._responses[kind.path] = response
+                    kind.seen_at = self._monotonic()
             if stopping:
                 _shutdown(response)
+                with contextlib.suppress(Exception):
+                    response.close()
+                    response.release_conn()
                 return DROPPED
             try:
                 for line in _lines(response):
