@@ -40,7 +40,7 @@ The algorithm, as the descheduler runs it:
 
 Where it departs from the descheduler, on purpose:
 
-- Protections are loadaware's `judge_pod`, which is the descheduler's
+- Protections are loadaware's `pod_eligibility`, which is the descheduler's
   DefaultEvictor Filter plus the stricter rules DESIGN.md gives (mirror,
   static, bare and non-running pods are never evicted); PodDisruptionBudgets
   are charged per eviction in the round.
@@ -110,7 +110,7 @@ def plan_descheduler_order(
     the two are compared on the same rounds.
     """
     try:
-        verdict = metrics.judge_usage(
+        verdict = metrics.assess_usage(
             usage, plan.node_scopes(cluster, policy.node_pools), policy.metrics, now
         )
     except errors.RefusedError as exc:
@@ -302,7 +302,7 @@ class _Round:
         removable: list[Pod] = []
         pdbs: dict[str, tuple[str, ...]] = {}  # pod key -> PDBs its eviction is charged to
         for pod in self.cluster.pods_by_node.get(name, ()):
-            verdict = plan.judge_pod(pod, self.rules, self.now)
+            verdict = plan.pod_eligibility(pod, self.rules, self.now)
             if verdict.evictable:
                 removable.append(pod)
                 pdbs[pod.key] = tuple(p.key for p in verdict.pdbs)

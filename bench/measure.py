@@ -262,7 +262,7 @@ def cover_bound(
     view: ClusterView,
 ) -> CoverBound:
     """The per-node cover bound of the module docstring. Evictable means passing
-    loadaware's judge_pod with a usage sample; targets are not considered, so the
+    loadaware's pod_eligibility with a usage sample; targets are not considered, so the
     bound is optimistic (never above the true minimum)."""
     rules = plan.EvictionRules.from_policy(policy.evictor, cluster)
     hot = np.flatnonzero(view.hot())
@@ -277,7 +277,7 @@ def cover_bound(
                 for p in cluster.pods_by_node.get(view.names[i], ())
                 if p.key in usage.pods
                 and view.lacks_named(usage.pods[p.key], i) is None
-                and plan.judge_pod(p, rules, now).evictable
+                and plan.pod_eligibility(p, rules, now).evictable
             ]
         ).reshape(-1, width)
         needed = 0

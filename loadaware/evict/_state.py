@@ -307,7 +307,7 @@ class StateStore:
         ]
         decided: dict[tuple[str, str], Settlement] = {}
         for record in pending:
-            settlement = self._judge(record)
+            settlement = self._settle(record)
             if settlement is not None:
                 decided[(record.round, record.uid)] = settlement
         if not decided:
@@ -327,7 +327,7 @@ class StateStore:
         self._update(change)
         return tuple(applied)
 
-    def _judge(self, record: EvictionRecord) -> Settlement | None:
+    def _settle(self, record: EvictionRecord) -> Settlement | None:
         if not record.uid:
             return None  # no UID to tell the pod from a namesake: keep counting it
         namespace, _, name = record.pod.partition("/")

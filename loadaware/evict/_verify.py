@@ -119,7 +119,7 @@ class ReplacementVerifier:
                 _is_ready(found)
                 or _is_unschedulable(found)
                 or (node and (node == pending.eviction.node or classes.get(node) == "hot"))
-                or (node and self._judge(pending.eviction, node) is not None)
+                or (node and self._bad_landing(pending.eviction, node) is not None)
             ):
                 del waiting[workload]
                 if (
@@ -160,7 +160,7 @@ class ReplacementVerifier:
         node = ((found or {}).get("spec") or {}).get("nodeName")
         ready = found is not None and _is_ready(found)
         landing: Landing
-        bad = self._judge(eviction, node) if node else None
+        bad = self._bad_landing(eviction, node) if node else None
         if found is None:
             landing = "not-found"
         elif not node:
@@ -252,7 +252,7 @@ class ReplacementVerifier:
             return exc
         return None
 
-    def _judge(self, eviction: plan.Eviction, node: str) -> str | None:
+    def _bad_landing(self, eviction: plan.Eviction, node: str) -> str | None:
         """Why landing on `node` is bad (see LandingControl.judge_landing); None when
         it is good or no landing control judges it."""
         if self._control is None:

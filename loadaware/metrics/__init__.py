@@ -4,7 +4,7 @@ Its job: Usage (cpu in cores, memory in bytes, each value with the time of the
 newest sample behind it) from a metrics source (PrometheusProvider,
 MetricsServerProvider, both MetricsProviders) or a `--metrics` file, writing
 that file, and judging whether usage is fresh, complete and plausible enough to
-act on (judge_usage, which refuses rather than guesses).
+act on (assess_usage, which refuses rather than guesses).
 
 Hotspot confirmation: a Prometheus source also reads node usage over the last
 few `hotspotConfirmation.interval`s into Usage.history. The planner, for each
@@ -24,6 +24,7 @@ know node names and pod keys, not the cluster types (metrics does not import
 cluster). Nothing here evicts or plans.
 """
 
+from loadaware.metrics._assess import NodeScope, UsageAssessment, assess_usage
 from loadaware.metrics._auth import Secret, SecretReader, kubernetes_secret_reader
 from loadaware.metrics._file import (
     load_metrics_file,
@@ -40,7 +41,6 @@ from loadaware.metrics._forecast import (
     workload_of,
 )
 from loadaware.metrics._hotspot import HotLimits, confirm_hotspots, history_points
-from loadaware.metrics._judge import NodeScope, UsageVerdict, judge_usage
 from loadaware.metrics._metrics_server import MetricsServerProvider
 from loadaware.metrics._prometheus import PrometheusProvider
 from loadaware.metrics._promql import DEFAULT_QUERIES, ResourceQuery
@@ -69,14 +69,14 @@ __all__ = [
     "Secret",
     "SecretReader",
     "Usage",
+    "UsageAssessment",
     "UsageHistory",
     "UsageSample",
-    "UsageVerdict",
+    "assess_usage",
     "confirm_hotspots",
     "forecast_from_usage",
     "forecast_usage",
     "history_points",
-    "judge_usage",
     "kubernetes_secret_reader",
     "load_metrics_file",
     "usage_from_json",

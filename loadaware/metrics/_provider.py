@@ -17,7 +17,7 @@ class MetricsProvider(Protocol):
     They raise RefusedError when the source cannot be trusted at all
     (unreachable, refused, malformed or duplicated data). Nodes or pods the
     source has nothing for are simply absent from the Usage; judging freshness
-    and plausibility is judge_usage's job, since that needs allocatable.
+    and plausibility is assess_usage's job, since that needs allocatable.
     """
 
     def fetch_usage(

@@ -9,7 +9,7 @@ Solver wall time is measured by the caller. Where a replacement lands is
 
 from loadaware.plan._budget import NO_CARRIED_BUDGET, CarriedBudget, unavailable_by_workload
 from loadaware.plan._build import allocatable_names, build_plan
-from loadaware.plan._candidates import EvictionRules, judge_pod
+from loadaware.plan._candidates import EvictionRules, pod_eligibility
 from loadaware.plan._classify import NodeTable, classify_nodes, node_scopes, pool_of
 from loadaware.plan._closed_loop import SOURCE_NOT_HOT, LandingControl
 from loadaware.plan._output import plan_to_json
@@ -42,9 +42,9 @@ __all__ = [
     "allocatable_names",
     "build_plan",
     "classify_nodes",
-    "judge_pod",
     "node_scopes",
     "plan_to_json",
+    "pod_eligibility",
     "pool_of",
     "unavailable_by_workload",
 ]

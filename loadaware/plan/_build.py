@@ -64,7 +64,7 @@ def build_plan(
     exception.
     """
     try:
-        verdict = metrics.judge_usage(
+        assessment = metrics.assess_usage(
             usage, _classify.node_scopes(cluster, policy.node_pools), policy.metrics, now
         )
     except RefusedError as exc:
@@ -74,7 +74,7 @@ def build_plan(
             refusal=Refusal(code=exc.reference, message=exc.message),
         )
 
-    table = classify_for_plan(cluster, usage, policy, verdict)
+    table = classify_for_plan(cluster, usage, policy, assessment)
     profiles = _profiles.scoped_profiles(policy, cluster)
     tally = _profiles.Tally()
     problem, skipped = _build_problem(
@@ -82,7 +82,7 @@ def build_plan(
         usage,
         policy,
         table,
-        verdict.stale_pods,
+        assessment.stale_pods,
         now,
         carried,
         source_nodes,
@@ -121,7 +121,7 @@ def build_plan(
         for move in moves:
             placement.apply(move.candidate, move.landing)
         extra, consolidation = _consolidate.consolidate(
-            problem, placement, profiles, moves, now, usage, verdict.stale_pods, source_nodes
+            problem, placement, profiles, moves, now, usage, assessment.stale_pods, source_nodes
         )
         for move in extra:
             tally.declare(move.candidate.profile, move.candidate.reason)
@@ -230,14 +230,17 @@ def _solve(
 
 
 def classify_for_plan(
-    cluster: ClusterState, usage: Usage, policy: LoadAwarePolicy, verdict: metrics.UsageVerdict
+    cluster: ClusterState,
+    usage: Usage,
+    policy: LoadAwarePolicy,
+    assessment: metrics.UsageAssessment,
 ) -> _classify.NodeTable:
     """The node table a plan is made on: pools, classes and the resources judged."""
     return _classify.classify_nodes(
         cluster,
         usage,
         policy.node_pools,
-        verdict.excluded_nodes,
+        assessment.excluded_nodes,
         confirm_consecutive=policy.metrics.hotspot_confirmation.consecutive,
         resources=_classify.judged_resources(
             policy.node_pools,
@@ -307,10 +310,10 @@ def _build_problem(
         found: list[Candidate] = []
         for pod in cluster.pods_by_node.get(table.names[index], ()):
             profile = covering[0]
-            judged = _candidates.judge_pod(pod, profile.rules, now)
+            judged = _candidates.pod_eligibility(pod, profile.rules, now)
             if not judged.evictable and len(covering) > 1:
                 for other in covering[1:]:
-                    again = _candidates.judge_pod(pod, other.rules, now)
+                    again = _candidates.pod_eligibility(pod, other.rules, now)
                     if again.evictable:
                         judged, profile = again, other
                         break
@@ -403,7 +406,9 @@ def _must_moves(
         ) -> _candidates.PodEligibility:
             known = memo.get(pod.key)
             if known is None:
-                known = memo[pod.key] = _candidates.judge_pod(pod, rules, now, allow_failed=True)
+                known = memo[pod.key] = _candidates.pod_eligibility(
+                    pod, rules, now, allow_failed=True
+                )
             return known
 
         context = strategies.StrategyContext(

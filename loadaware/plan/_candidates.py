@@ -2,10 +2,10 @@
 
 Pure: no I/O and no clock; `now` is passed in. `EvictionRules.from_policy` does
 everything that depends only on the policy and the cluster once per round, so
-that `judge_pod`, which runs for every pod on a hot node, stays a handful of
+that `pod_eligibility`, which runs for every pod on a hot node, stays a handful of
 dictionary look-ups.
 
-`judge_pod` returns the first failing check, in this order (`CHECK_ORDER`):
+`pod_eligibility` returns the first failing check, in this order (`CHECK_ORDER`):
 
  1. never evictable, whatever any annotation says:
     mirror-pod, static-pod, terminating, opted-out (`loadaware.io/evict: never`),
@@ -68,7 +68,7 @@ Reason = Literal[
     "pdb-blocks",
 ]
 
-# The order judge_pod checks in; the first failing check is the reason reported.
+# The order pod_eligibility checks in; the first failing check is the reason reported.
 CHECK_ORDER: Final[tuple[Reason, ...]] = (
     "mirror-pod",
     "static-pod",
@@ -107,7 +107,7 @@ class NamespacePDBs:
     A PDB whose selector has matchLabels can only cover pods carrying its first
     (key, value) pair, so it sits under that pair; the rest are tried for every
     pod. With ~150,000 pods, trying every PDB of the namespace costs most of the
-    time judge_pod takes.
+    time pod_eligibility takes.
     """
 
     by_label: Mapping[tuple[str, str], _Ranked]
@@ -190,7 +190,7 @@ def _resolve_priority_threshold(settings: EvictorSettings, cluster: ClusterState
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EvictionRules:
-    """Everything judge_pod needs, resolved once per round."""
+    """Everything pod_eligibility needs, resolved once per round."""
 
     protect_daemonset_pods: bool = True
     protect_system_critical_pods: bool = True
@@ -367,7 +367,7 @@ def _is_namespace_selected(namespace: str, rules: EvictionRules) -> bool:
     return namespace not in rules.namespaces_exclude
 
 
-def judge_pod(
+def pod_eligibility(
     pod: Pod, rules: EvictionRules, now: datetime.datetime, *, allow_failed: bool = False
 ) -> PodEligibility:
     """Whether the pod may be evicted, and if not, the first reason in CHECK_ORDER.

@@ -89,10 +89,10 @@ class LandingControl:
         classification), for its evictions."""
         scopes = _classify.node_scopes(cluster, policy.node_pools)
         try:
-            verdict = metrics.judge_usage(usage, scopes, policy.metrics, now)
+            assessment = metrics.assess_usage(usage, scopes, policy.metrics, now)
         except RefusedError:
-            verdict = metrics.UsageVerdict()
-        table = _build.classify_for_plan(cluster, usage, policy, verdict)
+            assessment = metrics.UsageAssessment()
+        table = _build.classify_for_plan(cluster, usage, policy, assessment)
         pods = {p.key: p for p in cluster.pods}
         must: dict[str, Candidate] = {}
         if any(e.reason != HOTSPOT for e in planned.evictions):
@@ -103,7 +103,7 @@ class LandingControl:
                 cluster,
                 usage,
                 table,
-                verdict.stale_pods,
+                assessment.stale_pods,
                 now,
                 NO_CARRIED_BUDGET,
                 None,

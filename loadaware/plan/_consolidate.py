@@ -143,7 +143,7 @@ def _node_candidates(
     for pod in problem.cluster.pods_by_node.get(table.names[index], ()):
         if pod.is_daemonset_pod or pod.is_mirror:
             continue  # they go with the node
-        judged = _candidates.judge_pod(pod, profile.rules, now)
+        judged = _candidates.pod_eligibility(pod, profile.rules, now)
         if not judged.evictable:
             return [], f"{pod.key} may not be evicted ({judged.reason})"
         if workload_key(pod) in cooling:

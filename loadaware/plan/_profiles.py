@@ -54,7 +54,7 @@ def scoped_profiles(policy: LoadAwarePolicy, cluster: ClusterState) -> tuple[Sco
 
 
 def _narrow(rules: EvictionRules, profile: Profile) -> EvictionRules:
-    # judge_pod reads include before exclude, so the result is folded into one of them.
+    # pod_eligibility reads include before exclude, so the result is folded into one of them.
     include = set(rules.namespaces_include)
     if profile.namespaces.include:
         include = (

@@ -48,7 +48,7 @@ def fetch_cluster_usage(
     scopes = plan.node_scopes(state, settings.node_pools)
     pod_keys = [key for scope in scopes.values() for key in scope.pod_keys]
     usage = provider.fetch_usage(list(scopes), pod_keys, now=now)
-    metrics.judge_usage(usage, scopes, settings.metrics, now)
+    metrics.assess_usage(usage, scopes, settings.metrics, now)
     return usage
 
 

@@ -27,7 +27,7 @@ from loadaware.errors import RefusedError
 from loadaware.metrics import (
     MetricsServerProvider,
     NodeScope,
-    judge_usage,
+    assess_usage,
     kubernetes_secret_reader,
 )
 from loadaware.metrics._metrics_server import parse_quantity
@@ -156,7 +156,7 @@ def test_missing_and_stale_nodes_refuse(stub: Stub) -> None:
         for n in ("node-a", "node-b")
     }
     with pytest.raises(RefusedError) as info:
-        judge_usage(usage, scopes, MetricsSettings(), NOW)
+        assess_usage(usage, scopes, MetricsSettings(), NOW)
     assert info.value.reference == "stale-metrics"
     assert "node node-a sample is 600s old (max 120s) (and 1 more nodes)" in str(info.value)
     assert "has no NodeMetrics" in usage.notes["node-b"]

@@ -234,7 +234,7 @@ def test_a_gpu_node_without_any_gpu_value_is_stale_not_idle(gpu_prometheus: GpuP
     cluster = _cluster(["gpu-hot", "gpu-dark"])
     usage = _read(gpu_prometheus, settings, cluster)
     with pytest.raises(RefusedError) as caught:
-        metrics.judge_usage(
+        metrics.assess_usage(
             usage,
             plan.node_scopes(cluster, settings.node_pools),
             settings.metrics,

@@ -23,7 +23,7 @@ import requests
 
 from bench.prometheus import AuthProxy, GiB
 from loadaware.errors import RefusedError
-from loadaware.metrics import DEFAULT_QUERIES, NodeScope, PrometheusProvider, Usage, judge_usage
+from loadaware.metrics import DEFAULT_QUERIES, NodeScope, PrometheusProvider, Usage, assess_usage
 from loadaware.policy import MetricsSettings
 from tests.metrics.conftest import FRESH_NODES, PrometheusWithHistory
 
@@ -84,7 +84,7 @@ def test_fresh_pods_dated_by_their_nodes_scrape(prometheus: PrometheusWithHistor
     # and it is fresh by either time.
     assert usage.pods["shop/recent-1"].timestamp == prometheus.now
     assert usage.pods["shop/recent-1"].memory_bytes == 32 * MiB
-    verdict = judge_usage(usage, scopes(pods), MetricsSettings(), prometheus.now)
+    verdict = assess_usage(usage, scopes(pods), MetricsSettings(), prometheus.now)
     assert verdict.stale_pods == frozenset()
 
 
@@ -96,7 +96,7 @@ def test_pod_gone_4_minutes_on_a_fresh_node_is_stale(prometheus: PrometheusWithH
     # ...but it keeps its own time, while the pods beside it have node-a's scrape time.
     assert usage.pods["shop/old-1"].timestamp == seconds_ago(prometheus, 240)
     assert usage.pods["shop/web-1"].timestamp == prometheus.now
-    verdict = judge_usage(usage, scopes(pods), MetricsSettings(), prometheus.now)
+    verdict = assess_usage(usage, scopes(pods), MetricsSettings(), prometheus.now)
     assert verdict.stale_pods == frozenset({"shop/old-1"})
     assert verdict.excluded_nodes == {}
 
@@ -109,14 +109,14 @@ def test_judging_later_gives_the_verdict_of_own_times(prometheus: PrometheusWith
     usage, _ = fetch_seeing_queries(prometheus, pods)
     assert usage.pods["shop/gone-1"].timestamp == seconds_ago(prometheus, 75)
     later = prometheus.now + datetime.timedelta(seconds=50)
-    verdict = judge_usage(usage, scopes(pods), MetricsSettings(), later)
+    verdict = assess_usage(usage, scopes(pods), MetricsSettings(), later)
     assert verdict.stale_pods == frozenset({"shop/gone-1"})
     # At maxSampleAge 5m it is under half of that old: dated by node-b's scrape.
     lenient = {"maxSampleAge": "5m"}
     usage, _ = fetch_seeing_queries(prometheus, pods, metrics=lenient)
     assert usage.pods["shop/gone-1"].timestamp == prometheus.now
     rules = MetricsSettings.model_validate(lenient)
-    assert judge_usage(usage, scopes(pods), rules, later).stale_pods == frozenset()
+    assert assess_usage(usage, scopes(pods), rules, later).stale_pods == frozenset()
 
 
 def test_pod_on_two_nodes_is_summed_not_refused(prometheus: PrometheusWithHistory) -> None:

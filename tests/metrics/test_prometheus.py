@@ -25,8 +25,8 @@ from loadaware.metrics import (
     HotLimits,
     NodeScope,
     PrometheusProvider,
+    assess_usage,
     confirm_hotspots,
-    judge_usage,
 )
 from loadaware.policy import MetricsSettings
 from tests.metrics.conftest import FRESH_NODES, PrometheusWithHistory
@@ -82,7 +82,9 @@ def test_node_label_option(prometheus: PrometheusWithHistory) -> None:
 
 def test_fresh_cluster_passes_judgement(prometheus: PrometheusWithHistory) -> None:
     usage = fetch(prometheus, FRESH_NODES, FRESH_PODS)
-    verdict = judge_usage(usage, scopes(FRESH_NODES, FRESH_PODS), MetricsSettings(), prometheus.now)
+    verdict = assess_usage(
+        usage, scopes(FRESH_NODES, FRESH_PODS), MetricsSettings(), prometheus.now
+    )
     assert verdict.excluded_nodes == {}
     assert verdict.stale_pods == frozenset()
 
@@ -94,7 +96,7 @@ def test_stale_node_refuses_the_round(prometheus: PrometheusWithHistory) -> None
     assert "node-stale" not in usage.nodes
     assert usage.last_seen["node-stale"] == prometheus.now - datetime.timedelta(minutes=10)
     with pytest.raises(RefusedError) as info:
-        judge_usage(usage, scopes(names), MetricsSettings(), prometheus.now)
+        assess_usage(usage, scopes(names), MetricsSettings(), prometheus.now)
     assert info.value.reference == "stale-metrics"
     text = str(info.value)
     assert "node node-stale sample is 600s old (max 120s)" in text
@@ -105,7 +107,7 @@ def test_stale_node_excluded(prometheus: PrometheusWithHistory) -> None:
     names = [*FRESH_NODES, "node-stale"]
     rules = MetricsSettings(on_stale_node="Exclude", max_excluded_fraction=0.2)
     usage = fetch(prometheus, names)
-    verdict = judge_usage(usage, scopes(names), rules, prometheus.now)
+    verdict = assess_usage(usage, scopes(names), rules, prometheus.now)
     assert set(verdict.excluded_nodes) == {"node-stale"}
     assert "600s old" in verdict.excluded_nodes["node-stale"]
 
@@ -121,10 +123,10 @@ def test_lookback_trap(prometheus: PrometheusWithHistory) -> None:
     # ...but with the time of its last scrape, so it is stale at maxSampleAge 2m.
     assert sample.timestamp == prometheus.now - datetime.timedelta(minutes=4)
     with pytest.raises(RefusedError, match=r"node-lookback sample is 240s old \(max 120s\)"):
-        judge_usage(usage, scopes(names), MetricsSettings(), prometheus.now)
+        assess_usage(usage, scopes(names), MetricsSettings(), prometheus.now)
     # Still fresh enough at maxSampleAge 5m.
     lenient = MetricsSettings(max_sample_age=datetime.timedelta(minutes=5))
-    assert judge_usage(usage, scopes(names), lenient, prometheus.now).excluded_nodes == {}
+    assert assess_usage(usage, scopes(names), lenient, prometheus.now).excluded_nodes == {}
 
 
 def test_missing_node(prometheus: PrometheusWithHistory) -> None:
@@ -133,7 +135,7 @@ def test_missing_node(prometheus: PrometheusWithHistory) -> None:
     assert "node-ghost" not in usage.nodes
     assert "node-ghost" not in usage.last_seen
     with pytest.raises(RefusedError) as info:
-        judge_usage(usage, scopes(names), MetricsSettings(), prometheus.now)
+        assess_usage(usage, scopes(names), MetricsSettings(), prometheus.now)
     assert info.value.reference == "stale-metrics"
     assert "node node-ghost no sample; no value from nodeCpu" in str(info.value)
 
@@ -142,7 +144,7 @@ def test_stale_pod_is_not_fresh(prometheus: PrometheusWithHistory) -> None:
     pods = (*FRESH_PODS, "shop/old-1")
     usage = fetch(prometheus, FRESH_NODES, pods)
     assert usage.pods["shop/old-1"].timestamp == prometheus.now - datetime.timedelta(minutes=4)
-    verdict = judge_usage(usage, scopes(FRESH_NODES, pods), MetricsSettings(), prometheus.now)
+    verdict = assess_usage(usage, scopes(FRESH_NODES, pods), MetricsSettings(), prometheus.now)
     assert verdict.stale_pods == frozenset({"shop/old-1"})
 
 
@@ -169,7 +171,7 @@ def test_implausible_values_refuse(
 ) -> None:
     usage = fetch(prometheus, FRESH_NODES, queries={"nodeMemory": override})
     with pytest.raises(RefusedError) as info:
-        judge_usage(usage, scopes(FRESH_NODES), MetricsSettings(), prometheus.now)
+        assess_usage(usage, scopes(FRESH_NODES), MetricsSettings(), prometheus.now)
     assert info.value.reference == "implausible-metrics"
     assert problem in str(info.value)
 

@@ -57,7 +57,7 @@ def judge(
     )
     settings = EvictorSettings.model_validate(dict(evictor or {}))
     rules = candidates.EvictionRules.from_policy(settings, cluster)
-    return candidates.judge_pod(pod, rules, now)
+    return candidates.pod_eligibility(pod, rules, now)
 
 
 def disabled(*names: str) -> dict[str, Any]:
@@ -451,7 +451,7 @@ ORDER = [
     ("pod", "evictor", "reason"),
     [*NEVER_EVICTABLE, *DEFAULT_PROTECTIONS, *EXTRA_PROTECTIONS, *FILTERS, *ORDER],
 )
-def test_judge_pod(pod: Pod, evictor: dict[str, Any], reason: str | None) -> None:
+def test_pod_eligibility(pod: Pod, evictor: dict[str, Any], reason: str | None) -> None:
     verdict = judge(pod, evictor)
     assert (verdict.evictable, verdict.reason) == (reason is None, reason)
 
@@ -673,7 +673,7 @@ def test_pdbs_covering_matches_the_verdict() -> None:
     cluster = make_cluster([make_node("n1")], [pod], pdbs=[pdb, make_pdb("api", {"app": "api"})])
     rules = candidates.EvictionRules.from_policy(EvictorSettings(), cluster)
     assert candidates.pdbs_covering(pod, rules) == (pdb,)
-    assert candidates.judge_pod(pod, rules, NOW).pdbs == (pdb,)
+    assert candidates.pod_eligibility(pod, rules, NOW).pdbs == (pdb,)
 
 
 @pytest.mark.parametrize(

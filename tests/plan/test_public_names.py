@@ -26,7 +26,7 @@ def test_public_names() -> None:
             "allocatable_names",
             "build_plan",
             "classify_nodes",
-            "judge_pod",
+            "pod_eligibility",
             "node_scopes",
             "plan_to_json",
             "pool_of",

@@ -388,7 +388,7 @@ def test_v1alpha2_evictor_settings_map() -> None:
 
 # --- the same protections on a generated cluster ----------------------------------------
 
-# DefaultEvictor args -> the protections (judge_pod reasons) the descheduler drops.
+# DefaultEvictor args -> the protections (pod_eligibility reasons) the descheduler drops.
 PROTECTION_CASES = {
     "defaults": ({}, set()),
     "evictLocalStoragePods": ({"evictLocalStoragePods": True}, {"local-storage"}),
@@ -443,7 +443,7 @@ def test_converted_evictor_protects_what_the_source_protects(
     state, usage = generated
     rules = plan.EvictionRules.from_policy(conversion.policy.evictor, state)
     for pod in state.pods:
-        verdict = plan.judge_pod(pod, rules, NOW)
+        verdict = plan.pod_eligibility(pod, rules, NOW)
         expected = _source_protects(pod, dropped, ignore_pvc)
         reason = verdict.reason
         if reason in DEFAULT_PROTECTIONS | {"with-pvc", "priority-threshold"}:

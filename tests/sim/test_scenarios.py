@@ -642,7 +642,7 @@ def test_warm_idle_hot_nodes_run_several_evictable_deployment_pods() -> None:
         evictable = [
             p
             for p in state.pods_by_node[name]
-            if plan.judge_pod(p, rules, NOW).evictable and p.workload is not None
+            if plan.pod_eligibility(p, rules, NOW).evictable and p.workload is not None
         ]
         assert len(evictable) >= 4, name
         assert all(p.workload.kind == "Deployment" for p in evictable if p.workload)

@@ -1,4 +1,4 @@
-"""judge_usage: freshness and plausibility of usage.
+"""assess_usage: freshness and plausibility of usage.
 
 Covers: fresh usage passes; a stale or missing node refuses the round under
 onStaleNode=Refuse and is excluded under Exclude; the excluded-fraction cap;
@@ -13,7 +13,7 @@ import datetime
 import pytest
 
 from loadaware.errors import RefusedError
-from loadaware.metrics import NodeScope, judge_usage
+from loadaware.metrics import NodeScope, assess_usage
 from loadaware.policy import MetricsSettings
 from tests.lib.builders import NOW, GiB, make_usage, sample
 
@@ -38,7 +38,7 @@ def _usage(n: int = 3, **overrides):
 
 
 def test_fresh_usage_passes() -> None:
-    verdict = judge_usage(_usage(), _cluster(), MetricsSettings(), NOW)
+    verdict = assess_usage(_usage(), _cluster(), MetricsSettings(), NOW)
     assert verdict.excluded_nodes == {}
     assert verdict.stale_pods == frozenset()
 
@@ -46,7 +46,7 @@ def test_fresh_usage_passes() -> None:
 def test_stale_node_refuses_round_by_default() -> None:
     usage = _usage(n2=sample(1.0, GiB, age_seconds=900))
     with pytest.raises(RefusedError) as info:
-        judge_usage(usage, _cluster(), MetricsSettings(), NOW)
+        assess_usage(usage, _cluster(), MetricsSettings(), NOW)
     assert info.value.reference == "stale-metrics"
     assert "n2" in str(info.value)
     assert "900s old (max 120s)" in str(info.value)
@@ -57,18 +57,18 @@ def test_missing_node_counts_as_stale() -> None:
     usage = _usage()
     del usage.nodes["n3"]
     with pytest.raises(RefusedError, match="n3 no sample"):
-        judge_usage(usage, _cluster(), MetricsSettings(), NOW)
+        assess_usage(usage, _cluster(), MetricsSettings(), NOW)
 
 
 def test_sample_just_inside_max_age_is_fresh() -> None:
     usage = _usage(n1=sample(1.0, GiB, age_seconds=120))
-    assert judge_usage(usage, _cluster(), MetricsSettings(), NOW).excluded_nodes == {}
+    assert assess_usage(usage, _cluster(), MetricsSettings(), NOW).excluded_nodes == {}
 
 
 def test_exclude_mode_excludes_the_stale_node() -> None:
     settings = MetricsSettings(on_stale_node="Exclude")
     usage = _usage(n2=sample(1.0, GiB, age_seconds=600))
-    verdict = judge_usage(usage, _cluster(), settings, NOW)
+    verdict = assess_usage(usage, _cluster(), settings, NOW)
     assert list(verdict.excluded_nodes) == ["n2"]
     assert "600s old" in verdict.excluded_nodes["n2"]
 
@@ -78,13 +78,13 @@ def test_exclude_mode_refuses_when_too_many_nodes_are_stale() -> None:
     stale = {f"n{i}": sample(1.0, GiB, age_seconds=600) for i in (1, 2, 3)}
     usage = _usage(n=20, **stale)
     with pytest.raises(RefusedError, match="maxExcludedFraction"):
-        judge_usage(usage, _cluster(20), settings, NOW)
+        assess_usage(usage, _cluster(20), settings, NOW)
 
 
 def test_exclude_mode_allows_fraction() -> None:
     settings = MetricsSettings(on_stale_node="Exclude", max_excluded_fraction=0.1)
     stale = {f"n{i}": sample(1.0, GiB, age_seconds=600) for i in (1, 2)}
-    verdict = judge_usage(_usage(n=20, **stale), _cluster(20), settings, NOW)
+    verdict = assess_usage(_usage(n=20, **stale), _cluster(20), settings, NOW)
     assert sorted(verdict.excluded_nodes) == ["n1", "n2"]
 
 
@@ -105,7 +105,7 @@ def test_exclude_mode_allows_fraction() -> None:
 )
 def test_implausible_node_sample_refuses(node_sample, message: str) -> None:
     with pytest.raises(RefusedError, match=message) as info:
-        judge_usage(_usage(n1=node_sample), _cluster(), MetricsSettings(), NOW)
+        assess_usage(_usage(n1=node_sample), _cluster(), MetricsSettings(), NOW)
     assert info.value.reference == "implausible-metrics"
     assert "n1" in str(info.value)
 
@@ -114,25 +114,25 @@ def test_implausible_pod_sample_refuses() -> None:
     usage = _usage()
     usage.pods["default/web-2"] = sample(float("nan"), GiB)
     with pytest.raises(RefusedError, match="pod default/web-2") as info:
-        judge_usage(usage, _cluster(), MetricsSettings(), NOW)
+        assess_usage(usage, _cluster(), MetricsSettings(), NOW)
     assert info.value.reference == "implausible-metrics"
 
 
 def test_implausible_beats_exclude() -> None:
     settings = MetricsSettings(on_stale_node="Exclude")
     with pytest.raises(RefusedError, match=r"implausible|negative"):
-        judge_usage(_usage(n1=sample(-1, GiB)), _cluster(), settings, NOW)
+        assess_usage(_usage(n1=sample(-1, GiB)), _cluster(), settings, NOW)
 
 
 def test_stale_and_missing_pods_are_reported() -> None:
     usage = _usage()
     usage.pods["default/web-1"] = sample(0.1, GiB, age_seconds=300)
     del usage.pods["default/web-2"]
-    verdict = judge_usage(usage, _cluster(), MetricsSettings(), NOW)
+    verdict = assess_usage(usage, _cluster(), MetricsSettings(), NOW)
     assert verdict.stale_pods == {"default/web-1", "default/web-2"}
 
 
 def test_max_sample_age_is_configurable() -> None:
     settings = MetricsSettings(max_sample_age=datetime.timedelta(minutes=15))
     usage = _usage(n2=sample(1.0, GiB, age_seconds=600))
-    assert judge_usage(usage, _cluster(), settings, NOW).excluded_nodes == {}
+    assert assess_usage(usage, _cluster(), settings, NOW).excluded_nodes == {}

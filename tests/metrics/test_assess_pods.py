@@ -1,4 +1,4 @@
-"""judge_usage on pod samples: what its one-pass cheap test must keep.
+"""assess_usage on pod samples: what its one-pass cheap test must keep.
 
 Covers: each implausible pod value (NaN, infinite, negative, in a named
 resource, too far in the future) refuses with the message of the sample's first
@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from loadaware.errors import RefusedError
-from loadaware.metrics import NodeScope, Usage, UsageSample, UsageVerdict, _judge, judge_usage
+from loadaware.metrics import NodeScope, Usage, UsageAssessment, UsageSample, _assess, assess_usage
 from loadaware.policy import MetricsSettings
 from tests.lib.builders import NOW, GiB
 
@@ -62,7 +62,7 @@ def usage_of(nodes: dict[str, NodeScope], pods: dict[str, UsageSample], **node_s
 
 def refusal(usage: Usage, nodes: dict[str, NodeScope], **settings) -> RefusedError:
     with pytest.raises(RefusedError) as info:
-        judge_usage(usage, nodes, MetricsSettings(**settings), NOW)
+        assess_usage(usage, nodes, MetricsSettings(**settings), NOW)
     return info.value
 
 
@@ -106,7 +106,7 @@ def test_an_implausible_pod_sample_refuses_with_its_problem(
     error = refusal(usage_of(nodes, {"shop/ok": pod_sample(), "shop/bad": sample}), nodes)
     assert error.reference == "implausible-metrics"
     assert error.message == f"pod shop/bad {problem}"
-    assert _judge._sample_problem(sample, NOW) == problem
+    assert _assess._sample_problem(sample, NOW) == problem
 
 
 @pytest.mark.parametrize(
@@ -121,8 +121,8 @@ def test_an_implausible_pod_sample_refuses_with_its_problem(
 )
 def test_edges_that_are_plausible(sample: UsageSample) -> None:
     nodes = scopes(("shop/edge",))
-    verdict = judge_usage(usage_of(nodes, {"shop/edge": sample}), nodes, MetricsSettings(), NOW)
-    assert verdict == UsageVerdict()
+    verdict = assess_usage(usage_of(nodes, {"shop/edge": sample}), nodes, MetricsSettings(), NOW)
+    assert verdict == UsageAssessment()
 
 
 def test_the_first_implausible_pod_by_node_name_then_pod_order_is_named() -> None:
@@ -158,21 +158,21 @@ def test_missing_old_and_lacking_pods_are_stale() -> None:
         "shop/old": pod_sample(named={"gpu": 0.5}, age_seconds=121),
         "shop/no-gpu": pod_sample(named={"fpga": 0.5}),
     }
-    verdict = judge_usage(usage_of(nodes, pods), nodes, MetricsSettings(), NOW)
+    verdict = assess_usage(usage_of(nodes, pods), nodes, MetricsSettings(), NOW)
     assert verdict.stale_pods == {"shop/missing", "shop/old", "shop/no-gpu"}
     assert verdict.excluded_nodes == {}
 
 
 def reference_verdict(
     usage: Usage, nodes: dict[str, NodeScope], now: datetime.datetime
-) -> UsageVerdict | str:
+) -> UsageAssessment | str:
     """Every pod's plausibility, then every pod's freshness (nodes all fresh here)."""
     max_age = MetricsSettings().max_sample_age
     names = sorted(nodes)
     for name in names:
         for key in nodes[name].pod_keys:
             sample = usage.pods.get(key)
-            if sample is not None and (problem := _judge._sample_problem(sample, now)):
+            if sample is not None and (problem := _assess._sample_problem(sample, now)):
                 return f"pod {key} {problem}"
     stale = {
         key
@@ -182,7 +182,7 @@ def reference_verdict(
         or now - sample.timestamp > max_age
         or any(r not in sample.named for r in nodes[name].named)
     }
-    return UsageVerdict(stale_pods=frozenset(stale))
+    return UsageAssessment(stale_pods=frozenset(stale))
 
 
 VALUES = st.sampled_from([0.0, -0.0, 0.5, 1e9, -1.0, NAN, INF, -INF])
@@ -218,4 +218,4 @@ def test_the_verdict_is_plausibility_first_then_freshness(
         error = refusal(usage, nodes)
         assert (error.reference, error.message) == ("implausible-metrics", expected)
     else:
-        assert judge_usage(usage, nodes, MetricsSettings(), NOW) == expected
+        assert assess_usage(usage, nodes, MetricsSettings(), NOW) == expected

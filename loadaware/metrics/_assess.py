@@ -22,14 +22,14 @@ MAX_CLOCK_SKEW = datetime.timedelta(seconds=60)
 
 
 @dataclass(frozen=True, kw_only=True)
-class UsageVerdict:
+class UsageAssessment:
     excluded_nodes: Mapping[str, str] = field(default_factory=dict)  # node -> why
     stale_pods: frozenset[str] = frozenset()  # keys of pods without a fresh sample
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NodeScope:
-    """What judging needs of one node: its allocatable and the keys of its pods.
+    """What assessing usage needs of one node: its allocatable and the keys of its pods.
 
     Kept apart from the cluster types so that metrics does not depend on cluster."""
 
@@ -42,12 +42,12 @@ class NodeScope:
     capacity: Mapping[str, float] = field(default_factory=dict)
 
 
-def judge_usage(
+def assess_usage(
     usage: Usage,
     nodes: Mapping[str, NodeScope],
     settings: MetricsSettings,
     now: datetime.datetime,
-) -> UsageVerdict:
+) -> UsageAssessment:
     """Check usage for the given nodes and their pods.
 
     Raises RefusedError (`implausible-metrics`, `stale-metrics`) when the round
@@ -57,7 +57,7 @@ def judge_usage(
     max_age = settings.max_sample_age
     _refuse_implausible_nodes(usage, nodes, names, now)
     # Before any staleness refusal, as an implausible pod sample must win over it.
-    stale_pods = _judge_pods(usage, nodes, names, now, max_age)
+    stale_pods = _assess_pods(usage, nodes, names, now, max_age)
 
     stale: dict[str, str] = {}
     for name in names:
@@ -97,7 +97,7 @@ def judge_usage(
                 reference="stale-metrics",
             )
 
-    return UsageVerdict(
+    return UsageAssessment(
         excluded_nodes={n: f"stale metrics: {why}" for n, why in stale.items()},
         stale_pods=frozenset(stale_pods),
     )
@@ -136,7 +136,7 @@ def _refuse_implausible_nodes(
             raise RefusedError(f"node {name} {problem}", reference="implausible-metrics")
 
 
-def _judge_pods(
+def _assess_pods(
     usage: Usage,
     nodes: Mapping[str, NodeScope],
     names: list[str],
