@@ -200,29 +200,3 @@ def test_an_unknown_context_is_bad_input(tmp_path: pathlib.Path) -> None:
         kube.api_client(kubeconfig=config, context="elsewhere")
     assert str(config) in str(caught.value)
     assert "elsewhere" in str(caught.value)
-
-
-def test_public_names() -> None:
-    assert set(kube.__all__) == {
-        "CONNECTION_ERRORS",
-        "FIELD_MANAGER",
-        "MESSAGE_MAX_CHARS",
-        "ClientSettings",
-        "ErrorAnswer",
-        "Kube",
-        "Leases",
-        "RawObject",
-        "Reads",
-        "Status",
-        "api_client",
-        "api_error",
-        "cause_of",
-        "raw_request",
-        "read_error",
-        "server_of",
-        "status_of",
-        "translated",
-        "unreachable_error",
-    }
-    for name in kube.__all__:
-        assert getattr(kube, name) is not None

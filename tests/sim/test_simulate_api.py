@@ -14,7 +14,7 @@ import pathlib
 
 import pytest
 
-from loadaware import cli, sim
+from loadaware import cli
 from loadaware.sim import _patch, _selectors, _status, scenarios
 from tests.lib.sim import NOW
 
@@ -54,32 +54,6 @@ def test_simulate_api_on_files(tmp_path: pathlib.Path, capsys: pytest.CaptureFix
     assert code == 0
     assert "(through the simulated Kubernetes API)" in out
     assert "verdict: hot nodes 2 → 0" in out
-
-
-def test_public_names() -> None:
-    assert sorted(sim.__all__) == sorted(
-        [
-            "DEFAULT_SCENARIO",
-            "SCENARIO_NAMES",
-            "ApiError",
-            "Fault",
-            "Faults",
-            "Scenario",
-            "SimClock",
-            "SimCluster",
-            "SimServer",
-            "SimSettings",
-            "build_cluster",
-            "builtin_scenario",
-            "generate_cluster",
-            "load_metrics_document",
-            "load_objects_file",
-            "serve",
-            "start_server",
-        ]
-    )
-    for name in sim.__all__:
-        assert getattr(sim, name) is not None
 
 
 def test_strategic_merge_lists() -> None:
