@@ -23,6 +23,12 @@ Pure: no I/O, no clock, no Kubernetes client. The caller hands in the
 cluster's nodes and pods (`loadaware.cluster` types) and gets names back.
 """
 
+from loadaware.scheduling._agreement import (
+    AgreementWindow,
+    Binding,
+    ModelAgreement,
+    ProfileAgreement,
+)
 from loadaware.scheduling._filters import FIT_REASONS, HARD_TAINT_EFFECTS, node_admits, tolerates
 from loadaware.scheduling._node_sampling import NodeSampler
 from loadaware.scheduling._node_tree import NodeTree
@@ -65,12 +71,16 @@ __all__ = [
     "HARD_TAINT_EFFECTS",
     "MIN_FEASIBLE_NODES_TO_FIND",
     "STEERING_TAINT",
+    "AgreementWindow",
+    "Binding",
     "BoolArray",
     "IntArray",
+    "ModelAgreement",
     "NodeSampler",
     "NodeScores",
     "NodeTree",
     "Occupancy",
+    "ProfileAgreement",
     "ResourceWeight",
     "SchedulerProfile",
     "SchedulerProfiles",
