@@ -177,6 +177,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "AuthToken",
         "BUILTIN_RESOURCES",
         "ConsolidationSettings",
+        "DEFAULT_SCHEDULER_NAME",
         "DefaultProtection",
         "DuplicatesStrategy",
         "Duration",

@@ -12,11 +12,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from loadaware import policy
 from loadaware import quantity as _quantity
 from loadaware.cluster import _fields, _objects, _reading, _selectors, _types
-
-# What the API server sets spec.schedulerName to when a pod leaves it out.
-DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
 
 def read_pod(
@@ -71,7 +69,7 @@ def read_pod(
     node_name = r.string(spec.get("nodeName"), "spec.nodeName") or None
     # The API server defaults it; a file may leave it out.
     scheduler_name = (
-        r.string(spec.get("schedulerName"), "spec.schedulerName") or DEFAULT_SCHEDULER_NAME
+        r.string(spec.get("schedulerName"), "spec.schedulerName") or policy.DEFAULT_SCHEDULER_NAME
     )
     # The API server starts every pod as Pending.
     phase = r.string(status.get("phase"), "status.phase") or "Pending"

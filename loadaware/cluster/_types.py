@@ -19,6 +19,8 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from loadaware import policy
+
 EMPTY_LABELS: Mapping[str, str] = MappingProxyType({})
 
 _T = TypeVar("_T")
@@ -241,7 +243,7 @@ class Pod:
     uid: str = ""
     node_name: str | None = None
     # spec.schedulerName: the kube-scheduler profile (or other scheduler) that binds it.
-    scheduler_name: str = "default-scheduler"
+    scheduler_name: str = policy.DEFAULT_SCHEDULER_NAME
     phase: str = "Running"  # Pending | Running | Succeeded | Failed | Unknown
     ready: bool = True
     labels: Mapping[str, str] = field(default_factory=dict, hash=False)

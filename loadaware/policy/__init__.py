@@ -58,6 +58,7 @@ from loadaware.policy._profiles import (
     TopologySpreadStrategy,
 )
 from loadaware.policy._scheduler_config import (
+    DEFAULT_SCHEDULER_NAME,
     KubeSchedulerConfiguration,
     KubeSchedulerProfile,
     NodeResourcesBalancedAllocationArgs,
@@ -84,6 +85,7 @@ from loadaware.policy._steering import OptimizerSettings, SteeringSettings
 
 __all__ = [
     "BUILTIN_RESOURCES",
+    "DEFAULT_SCHEDULER_NAME",
     "SCHEMA_ID",
     "SYSTEM_CRITICAL_PRIORITY",
     "AuthToken",

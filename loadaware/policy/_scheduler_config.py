@@ -30,6 +30,8 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 SCHEDULER_CONFIG_API_VERSION = "kubescheduler.config.k8s.io/v1"
+# The schedulerName of kube-scheduler's default profile: what the API server sets a
+# pod's spec.schedulerName to when it names none.
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
 # The Score plugins the model computes (the default profile's, pkg/scheduler/apis/

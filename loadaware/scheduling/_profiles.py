@@ -38,7 +38,8 @@ from loadaware.cluster._types import Pod
 from loadaware.scheduling import _scores
 from loadaware.scheduling._spread import SYSTEM_DEFAULT_SPREAD
 
-DEFAULT_SCHEDULER_NAME = "default-scheduler"
+# Re-exported: the scheduling package's public name for it.
+DEFAULT_SCHEDULER_NAME = policy.DEFAULT_SCHEDULER_NAME
 
 ScoringType = Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]
 
