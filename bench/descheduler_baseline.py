@@ -63,8 +63,10 @@ Where it departs from the descheduler, on purpose:
   such a node has no fresh usage. Their raw values add to the usage sum.
 
 Expected node: the descheduler does not choose one; kube-scheduler places the
-replacement. `expected_node` is where loadaware's model of the default
-kube-scheduler profile places it (`loadaware.scheduling.predict_replacement`: scored
+replacement. `expected_node` is where loadaware's model of the cluster's
+kube-scheduler places it (the profile the pod's schedulerName names in the policy's
+steering.schedulerConfig, the default profile without one;
+`loadaware.scheduling.predict_replacement`: scored
 while the evicted pod terminates, its requests still counted; the first by name
 of the nodes tied for the best score), applying the evictions in order, or None
 when no node fits. It is a prediction for measuring bounce-back (a replacement
@@ -254,6 +256,7 @@ class _Round:
         self.snapshot_position = {name: p for p, name in enumerate(self.snapshot.node_names)}
         self.landing = scheduling.Occupancy.from_cluster(self.cluster)
         self.landing_names = tuple(self.landing.node_names)
+        self.profiles = scheduling.profiles_from_config(self.policy.steering.scheduler_config)
 
         for i in sorted(self.hot, key=self._usage_sum_key):
             try:
@@ -385,7 +388,14 @@ class _Round:
 
         # The replacement is scheduled while the evicted pod terminates, with every
         # earlier replacement placed.
-        ties = scheduling.predict_replacement(pod, self.landing, self.landing_names)
+        profile = self.profiles.for_pod(pod)
+        ties = (
+            ()
+            if profile is None
+            else scheduling.predict_replacement(
+                pod, self.landing, self.landing_names, profile=profile
+            )
+        )
         expected = ties[0] if ties else None
         self.landing.remove(pod)
         if expected is not None:

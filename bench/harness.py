@@ -5,16 +5,24 @@
     python -m bench --sizes 20,200 --capacity tight --solvers milp,descheduler-order
     python -m bench --sizes 1000 --families usage-independent
     python -m bench --sizes 1000 --scoring sampled
+    python -m bench --sizes 1000 --families most-allocated,requested-to-capacity-ratio
 
 For every size, capacity and family it generates a cluster
 (`loadaware.sim.generate_cluster`, about 30 pods per node; the "proportional"
 family's usage follows requests, the "usage-independent" family's does not and
 has a pool of GPU nodes on top, about 5 % of the size, some of them hot by GPU
 utilisation alone: bench.gpu_pool, which also gives the policy that family is
-planned with, judging gpu on those nodes; `--no-gpu-pool` leaves it out),
-converts it in memory, and plans it with each solver:
-loadaware with `optimizer.method: milp`, loadaware with `greedy`, and the
-descheduler-order baseline (`bench.descheduler_baseline`). Each plan runs in a
+planned with, judging gpu on those nodes; `--no-gpu-pool` leaves it out). The
+"most-allocated" and "requested-to-capacity-ratio" families are the
+usage-independent instance on a cluster whose kube-scheduler scores with that
+NodeResourcesFit strategy (bench.scheduler_families); loadaware is given the
+same KubeSchedulerConfiguration. By default they run up to 1,000 nodes
+(`--scheduler-families-max-size`), at every size when named in `--families`.
+It converts the instance in memory, and plans it with each solver:
+loadaware with `optimizer.method: milp`, loadaware with `greedy`, the
+descheduler-order baseline (`bench.descheduler_baseline`), and in the families
+whose scheduler is not the default profile, loadaware with milp left on the
+default profile ("milp-default-profile"). Each plan runs in a
 process of its own, which reads the instance back from a pickle, resets its RSS
 high-water mark, plans, and reports the rise: the planner's peak memory on top
 of the cluster it was given. Solve seconds are the wall time around the
@@ -23,7 +31,8 @@ planner call, measured by the harness, not what the plan says.
 Everything else in a row is recomputed by the harness from the inputs and the
 plan's evictions (`bench.measure`, `bench.checks`): the replacements are placed
 in order by loadaware's kube-scheduler model, each under the soft taints its
-eviction's `steer` names. Each plan is replayed twice, one row each: with every
+eviction's `steer` names, scored by the profiles of the family's cluster. Each
+plan is replayed twice, one row each: with every
 feasible node scored ("full": landing on a random one of the nodes tied for the
 best score unless the plan's expected node is among them), and with
 kube-scheduler's default node sampling ("sampled": the best of the nodes its
@@ -65,19 +74,25 @@ from typing import Any, Final
 import numpy as np
 import scipy
 
-from bench import checks, descheduler_baseline, gpu_pool, measure
+from bench import checks, descheduler_baseline, gpu_pool, measure, scheduler_families
 from loadaware import cluster, metrics, plan, policy
 from loadaware.sim import Scenario, generate_cluster
-from loadaware.sim.scenarios import FAMILIES
+from loadaware.sim import scenarios as _scenarios
 
 # Fixed, so that a run is reproducible: the metrics are stamped relative to it.
 NOW: Final = datetime.datetime(2026, 11, 29, 8, 0, 0, tzinfo=datetime.UTC)
 MILP: Final = "milp"
 GREEDY: Final = "greedy"
 BASELINE: Final = descheduler_baseline.DESCHEDULER_ORDER
-SOLVERS: Final = (MILP, GREEDY, BASELINE)
+# milp on a cluster whose scheduler loadaware was not told about: its policy has no
+# steering.schedulerConfig; run only in families whose scheduler has one.
+MILP_DEFAULT_PROFILE: Final = "milp-default-profile"
+SOLVERS: Final = (MILP, GREEDY, BASELINE, MILP_DEFAULT_PROFILE)
+FAMILIES: Final = (*_scenarios.FAMILIES, *scheduler_families.FAMILIES)
 DEFAULT_SIZES: Final = (100, 1000, 5000)
 QUICK_SIZES: Final = (100, 1000)
+# The largest size the families of other scheduler profiles run at by default.
+SCHEDULER_FAMILIES_MAX_SIZE: Final = 1000
 CAPACITIES: Final = ("loose", "tight")
 RESULTS_DIR: Final = pathlib.Path(__file__).resolve().parent / "results"
 
@@ -114,8 +129,15 @@ LEGEND: Final = """\
   proportional, or usage-independent (warm nodes that request little, idle nodes that
   request much) with a GPU pool on top (bench.gpu_pool: about 5% more nodes, pool
   "gpu" judged on gpu too, some hot by GPU utilisation alone); size counts the nodes
-  without the GPU pool.
-- solver: the method the plan reports; "(asked milp)" when the policy asked for another.
+  without the GPU pool. most-allocated, requested-to-capacity-ratio: the
+  usage-independent instance on a cluster whose kube-scheduler scores with that
+  NodeResourcesFit strategy (bench.scheduler_families; MostAllocated over cpu and
+  memory; RequestedToCapacityRatio over cpu, memory and nvidia.com/gpu weighted 1, 1
+  and 3, shape 0 -> 0, 100 -> 10), loadaware told so (steering.schedulerConfig); the
+  replay scores with that profile. Other families' clusters run the default profile.
+- solver: the method the plan reports; "(asked milp)" when the policy asked for another;
+  ", default profile": loadaware left on the default profile (no schedulerConfig) while
+  the cluster's scheduler runs the family's: the landings of the wrong model.
 - scoring: how the replay's kube-scheduler scores. full: every feasible node; among tied
   best nodes the plan's expected node if it is one, else a seeded-random one. sampled:
   kube-scheduler's default (percentageOfNodesToScore adaptive; below 100 nodes it scores
@@ -157,6 +179,8 @@ class Options:
     sizes: tuple[int, ...] = DEFAULT_SIZES
     capacities: tuple[str, ...] = CAPACITIES
     families: tuple[str, ...] = FAMILIES
+    # Families of bench.scheduler_families run at sizes up to this (None: every size).
+    scheduler_families_max_size: int | None = SCHEDULER_FAMILIES_MAX_SIZE
     seed: int = 1
     pods_per_node: int = 30
     solvers: tuple[str, ...] = SOLVERS
@@ -304,6 +328,9 @@ def _prepare_solve(solver: str, source: pathlib.Path | Instance) -> Callable[[],
     state, usage, settings = _read_instance(source)
     if solver == BASELINE:
         return lambda: descheduler_baseline.plan_descheduler_order(state, usage, settings, NOW)
+    if solver == MILP_DEFAULT_PROFILE:
+        settings = scheduler_families.with_scheduler_config(settings, None)
+        solver = MILP
     asked = with_method(settings, solver)
     return lambda: plan.build_plan(state, usage, asked, NOW)
 
@@ -345,17 +372,31 @@ def _prepare_load(cluster_file: pathlib.Path, metrics_file: pathlib.Path) -> Cal
 
 def family_policy(family: str, options: Options) -> policy.LoadAwarePolicy:
     """The policy a family is planned with: --policy for every family if given, else the
-    defaults, with the GPU pool's resource and pool for the family that has it."""
+    defaults, with the GPU pool's resource and pool for the family that has it; in a
+    family of bench.scheduler_families, its cluster's KubeSchedulerConfiguration as
+    steering.schedulerConfig. The replay's cluster runs that policy's profiles."""
+    config = scheduler_families.scheduler_config(family)
     if options.policy_file is not None:
-        return policy.load_policy(options.policy_file)
+        settings = policy.load_policy(options.policy_file)
+        if config is None:
+            return settings
+        return scheduler_families.with_scheduler_config(settings, config)
     document: dict[str, Any] = {"apiVersion": "loadaware.io/v1alpha1", "kind": "LoadAwarePolicy"}
     if _has_gpu_pool(family, options):
         document.update(gpu_pool.policy_document())
+    if config is not None:
+        document["steering"] = {"schedulerConfig": scheduler_families.CONFIGS[family]}
     return policy.parse_policy(document)
 
 
 def _has_gpu_pool(family: str, options: Options) -> bool:
-    return options.gpu_pool and family == gpu_pool.FAMILY
+    return options.gpu_pool and scheduler_families.base_family(family) == gpu_pool.FAMILY
+
+
+def _runs_at(family: str, size: int, options: Options) -> bool:
+    """Whether the family runs at this size (see Options.scheduler_families_max_size)."""
+    limit = options.scheduler_families_max_size
+    return family not in scheduler_families.FAMILIES or limit is None or size <= limit
 
 
 def with_method(settings: policy.LoadAwarePolicy, method: str) -> policy.LoadAwarePolicy:
@@ -408,7 +449,11 @@ def _rows(
         ]
     report: plan.Plan = run.value
     reported = BASELINE if solver == BASELINE else report.solver.method
-    label = reported if solver in (reported, BASELINE) else f"{reported} (asked {solver})"
+    asked = MILP if solver == MILP_DEFAULT_PROFILE else solver
+    label = reported if asked in (reported, BASELINE) else f"{reported} (asked {asked})"
+    if solver == MILP_DEFAULT_PROFILE:
+        label += ", default profile"
+    profiles = scheduler_families.cluster_profiles(settings)
     problems = checks.check_plan(
         report, state, usage, settings, NOW, check_targets=solver != BASELINE
     )
@@ -436,7 +481,13 @@ def _rows(
             "scoring": scoring,
             **asdict(
                 measure.replay_plan(
-                    report.evictions, state, usage, view, seed=seed, scoring=scoring
+                    report.evictions,
+                    state,
+                    usage,
+                    view,
+                    seed=seed,
+                    scoring=scoring,
+                    profiles=profiles,
                 )
             ),
             **rest,
@@ -454,7 +505,7 @@ def _build_instance(
         pods_per_node=options.pods_per_node,
         seed=options.seed,
         capacity=capacity,  # type: ignore[arg-type]
-        family=family,  # type: ignore[arg-type]
+        family=scheduler_families.base_family(family),  # type: ignore[arg-type]
         now=NOW,
     )
     if _has_gpu_pool(family, options):
@@ -553,6 +604,8 @@ def _run_instance(
         }
     )
     for solver in options.solvers:
+        if solver == MILP_DEFAULT_PROFILE and settings.steering.scheduler_config is None:
+            continue  # the same plan as milp's: loadaware is on the cluster's profile
         run = run_isolated(
             _prepare_solve,
             (solver, source),
@@ -613,7 +666,7 @@ def run_benchmark(options: Options) -> Results:
             results.loading.append(entry)
             seconds = entry.get("cluster_seconds", float("nan"))
             _progress(f"[{size} nodes] load_cluster_file: {seconds:.1f}s")
-            for family in options.families:
+            for family in (f for f in options.families if _runs_at(f, size, options)):
                 for capacity in options.capacities:
                     try:
                         _run_instance(
@@ -857,15 +910,24 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--capacity", choices=(*CAPACITIES, "both"), default="both")
     parser.add_argument(
         "--families",
-        default=",".join(FAMILIES),
-        help=f"instance families, comma-separated, from {', '.join(FAMILIES)} (default both)",
+        help=f"instance families, comma-separated, from {', '.join(FAMILIES)} (default all; "
+        f"{', '.join(scheduler_families.FAMILIES)} only up to --scheduler-families-max-size "
+        "nodes unless named here)",
+    )
+    parser.add_argument(
+        "--scheduler-families-max-size",
+        type=int,
+        default=SCHEDULER_FAMILIES_MAX_SIZE,
+        help="the largest size the families of other scheduler profiles run at when "
+        f"--families is not given (default {SCHEDULER_FAMILIES_MAX_SIZE:,}; 0: none of them)",
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--pods-per-node", type=int, default=30)
     parser.add_argument(
         "--solvers",
         default=",".join(SOLVERS),
-        help=f"comma-separated, from {', '.join(SOLVERS)} (default all)",
+        help=f"comma-separated, from {', '.join(SOLVERS)} (default all; "
+        f"{MILP_DEFAULT_PROFILE} only where the family's scheduler is not the default profile)",
     )
     parser.add_argument(
         "--scoring",
@@ -904,7 +966,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     unknown = sorted(set(solvers) - set(SOLVERS))
     if unknown or not solvers:
         parser.error(f"unknown solvers {unknown}; choose from {', '.join(SOLVERS)}")
-    families = tuple(dict.fromkeys(f.strip() for f in args.families.split(",") if f.strip()))
+    named = args.families is not None
+    families = (
+        tuple(dict.fromkeys(f.strip() for f in args.families.split(",") if f.strip()))
+        if named
+        else FAMILIES
+    )
     unknown = sorted(set(families) - set(FAMILIES))
     if unknown or not families:
         parser.error(f"unknown families {unknown}; choose from {', '.join(FAMILIES)}")
@@ -917,6 +984,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sizes=sizes,
         capacities=CAPACITIES if args.capacity == "both" else (args.capacity,),
         families=families,
+        scheduler_families_max_size=None if named else args.scheduler_families_max_size,
         seed=args.seed,
         pods_per_node=args.pods_per_node,
         solvers=solvers,

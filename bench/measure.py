@@ -4,9 +4,12 @@
 eviction, the nodes the eviction names in `steer` carry loadaware's soft taint
 (`plan.HOTSPOT_TAINT`) while kube-scheduler places the replacement; the
 replacement is scored while its predecessor terminates, so the predecessor's
-requests still count on its node (`scheduling.scheduling_replacement`, loadaware's
-model of the default profile). The pod's requests and usage move to where it
-lands. What the plan says it expects is only compared against that landing.
+requests still count on its node (`scheduling.scheduling_replacement`). The
+cluster's kube-scheduler is loadaware's model of the profile the pod's
+spec.schedulerName names among `profiles` (the default profile unless given; a
+pod naming none of them stays pending, as it would in the cluster). The pod's
+requests and usage move to where it lands. What the plan says it expects is only
+compared against that landing.
 
 Two scoring regimes:
 
@@ -19,7 +22,8 @@ Two scoring regimes:
   walk finds first are scored: nodes in nodeTree order (zones round-robin,
   each zone's nodes by name, as a scheduler that listed them from the API
   adds them), from a start index that moves on with every replacement, until
-  numFeasibleNodesToFind are found. The walk starts at a seeded-random index
+  numFeasibleNodesToFind are found (the profile's percentageOfNodesToScore
+  when it sets one, else the adaptive default). The walk starts at a seeded-random index
   (the scheduler's depends on every pod it placed before), and the replacement
   lands on a seeded-random one of the sample's best nodes, whatever the plan
   expected: kube-scheduler does not know the plan.
@@ -99,10 +103,12 @@ def replay_plan(
     *,
     seed: int = 0,
     scoring: str = FULL,
+    profiles: scheduling.SchedulerProfiles = scheduling.DEFAULT_PROFILES,
 ) -> Outcome:
     """Apply the evictions in order, placing each replacement with the scheduler model
-    under the eviction's steering taints, scoring every feasible node or a sample as
-    kube-scheduler's default does (`scoring`, see the module docstring)."""
+    of the cluster's `profiles` under the eviction's steering taints, scoring every
+    feasible node or a sample as kube-scheduler's default does (`scoring`, see the
+    module docstring)."""
     if scoring not in SCORINGS:
         raise ValueError(f"scoring must be one of {', '.join(SCORINGS)}, not {scoring!r}")
     pods = {p.key: p for p in cluster.pods}
@@ -124,10 +130,15 @@ def replay_plan(
         source = view.index[e.node]
         tainted.update(e.steer)
         extra_taints = {name: (plan.HOTSPOT_TAINT,) for name in e.steer}
-        if sampler is None:
-            ties = scheduling.predict_replacement(pod, occupancy, names, extra_taints=extra_taints)
+        profile = profiles.for_pod(pod)
+        if profile is None:
+            ties: tuple[str, ...] = ()
+        elif sampler is None:
+            ties = scheduling.predict_replacement(
+                pod, occupancy, names, extra_taints=extra_taints, profile=profile
+            )
         else:
-            ties = _sampled_ties(pod, occupancy, sampler, extra_taints)
+            ties = _sampled_ties(pod, occupancy, sampler, extra_taints, profile)
         occupancy.remove(pod)
         used[source] -= moved
         if not ties:
@@ -208,9 +219,13 @@ def _sampled_ties(
     occupancy: scheduling.Occupancy,
     sampler: scheduling.NodeSampler,
     extra_taints: dict[str, tuple[Taint, ...]],
+    profile: scheduling.SchedulerProfile,
 ) -> tuple[str, ...]:
-    """The best-scoring nodes of the sample kube-scheduler scores for `pod`'s
-    replacement, sorted by name; empty when none fits."""
+    """The best-scoring nodes of the sample kube-scheduler's `profile` scores for
+    `pod`'s replacement, sorted by name; empty when none fits."""
+    # One walk for every profile, as kube-scheduler keeps one start index; the
+    # sample's size is the profile's.
+    sampler.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score or 0
     with scheduling.scheduling_replacement(pod, occupancy) as (incoming, terminating):
         sample = sampler.sample(
             incoming, occupancy, extra_taints=extra_taints, terminating=terminating
@@ -218,7 +233,12 @@ def _sampled_ties(
         if not sample:
             return ()
         return scheduling.best_nodes(
-            incoming, occupancy, sample, extra_taints=extra_taints, terminating=terminating
+            incoming,
+            occupancy,
+            sample,
+            extra_taints=extra_taints,
+            terminating=terminating,
+            profile=profile,
         )
 
 
