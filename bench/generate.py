@@ -3,6 +3,7 @@
     python -m bench.generate --nodes 1000 --seed 1 --capacity tight --out DIR
     python -m bench.generate --nodes 1000 --family usage-independent --out DIR
     python -m bench.generate --nodes 1000 --family usage-independent --gpu-pool --out DIR
+    python -m bench.generate --nodes 1000 --family most-allocated --out DIR
     python -m bench.generate --scenario peak-hour --out DIR
 
 writes DIR/cluster.json (a kind: List of raw objects) and DIR/metrics.json. The
@@ -13,6 +14,12 @@ against them soon or pass the same --now to `loadaware plan`.
 family (bench.gpu_pool: nodes with `nvidia.com/gpu` in status.allocatable,
 pods' and nodes' gpu usage as `named: {"gpu": ...}` in the metrics) and writes
 DIR/policy.yaml, the policy the bench plans it with (`loadaware plan --policy`).
+
+A family of bench.scheduler_families (most-allocated, requested-to-capacity-ratio)
+generates the usage-independent instance and writes its cluster's
+KubeSchedulerConfiguration as DIR/scheduler-config.yaml (`loadaware sim serve
+--scheduler-config`) and DIR/policy.yaml with the same configuration as
+steering.schedulerConfig (with --gpu-pool, the pool's resource and pool too).
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from collections.abc import Sequence
 
 import yaml
 
-from bench import gpu_pool
+from bench import gpu_pool, scheduler_families
 from loadaware.sim import scenarios
 
 
@@ -52,9 +59,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--hot-fraction", type=float, default=0.1)
     parser.add_argument(
         "--family",
-        choices=scenarios.FAMILIES,
+        choices=(*scenarios.FAMILIES, *scheduler_families.FAMILIES),
         default="proportional",
-        help="how usage relates to requests (default proportional)",
+        help="how usage relates to requests (default proportional), or the scoring "
+        "strategy of the cluster's kube-scheduler on the usage-independent instance",
     )
     parser.add_argument(
         "--gpu-pool",
@@ -87,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 seed=args.seed,
                 capacity=args.capacity,
                 hot_fraction=args.hot_fraction,
-                family=args.family,
+                family=scheduler_families.base_family(args.family),
                 now=now,
             )
         except ValueError as exc:
@@ -106,14 +114,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         with (args.out / file_name).open("w", encoding="utf-8") as out:
             json.dump(body, out, indent=args.indent, separators=separators)
             out.write("\n")
-    if args.gpu_pool:
-        document = {
+    config = scheduler_families.CONFIGS.get(args.family)
+    if config is not None:
+        (args.out / "scheduler-config.yaml").write_text(
+            f"# The kube-scheduler configuration of the bench's {args.family} family "
+            "(bench.scheduler_families).\n" + yaml.safe_dump(config, sort_keys=False),
+            encoding="utf-8",
+        )
+    if args.gpu_pool or config is not None:
+        document: dict[str, object] = {
             "apiVersion": "loadaware.io/v1alpha1",
             "kind": "LoadAwarePolicy",
-            **gpu_pool.policy_document(),
+            **(gpu_pool.policy_document() if args.gpu_pool else {}),
         }
+        if config is not None:
+            document["steering"] = {"schedulerConfig": config}
         (args.out / "policy.yaml").write_text(
-            "# The policy `python -m bench` plans the GPU pool's family with (bench.gpu_pool).\n"
+            f"# The policy `python -m bench` plans the {args.family} family with "
+            "(bench.gpu_pool, bench.scheduler_families).\n"
             + yaml.safe_dump(document, sort_keys=False),
             encoding="utf-8",
         )

@@ -13,7 +13,9 @@ profile. End to end on a small instance, loadaware told about the scheduler land
 every replacement as planned and none bad, while loadaware left on the default
 profile lands some off its sets or on bad nodes; the default-profile row appears
 only in these families; by default they run up to --scheduler-families-max-size
-nodes, at every size when named in --families.
+nodes, at every size when named in --families. `python -m bench.generate --family
+requested-to-capacity-ratio` writes the usage-independent instance with the cluster's
+scheduler configuration and the policy that names it.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from bench import checks, descheduler_baseline, harness, measure, scheduler_families
+from bench import checks, descheduler_baseline, generate, harness, measure, scheduler_families
 from loadaware import policy, scheduling
 from loadaware.plan import Eviction
 from tests.lib.builders import NOW, GiB, make_cluster, make_node, make_pod, make_usage, sample
@@ -262,3 +264,24 @@ def test_harness_runs_the_families_only_up_to_their_size_unless_named(
     assert families_run() >= everything  # 12 nodes: under the default 1,000
     named = ["--families", FAMILIES[0], "--scheduler-families-max-size", "11"]
     assert families_run(*named) == {FAMILIES[0]}
+
+
+# --- bench.generate ----------------------------------------------------------------------------
+
+
+def test_generate_writes_the_instance_its_scheduler_config_and_policy(
+    tmp_path: pathlib.Path,
+) -> None:
+    family = scheduler_families.REQUESTED_TO_CAPACITY_RATIO
+    argv = ["--nodes", "30", "--seed", "2", "--now", "2026-11-29T08:00:00Z"]
+    told, base = tmp_path / "told", tmp_path / "base"
+    assert generate.main([*argv, "--family", family, "--out", str(told)]) == 0
+    assert generate.main([*argv, "--family", "usage-independent", "--out", str(base)]) == 0
+    # The usage-independent instance, on a cluster scheduling otherwise.
+    for name in ("cluster.json", "metrics.json"):
+        assert (told / name).read_bytes() == (base / name).read_bytes()
+    config = scheduler_families.scheduler_config(family)
+    assert policy.load_scheduler_config(told / "scheduler-config.yaml") == config
+    assert policy.load_policy(told / "policy.yaml").steering.scheduler_config == config
+    assert not (base / "scheduler-config.yaml").exists()
+    assert not (base / "policy.yaml").exists()
