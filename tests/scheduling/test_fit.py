@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import pytest
 
@@ -60,64 +60,69 @@ def node_affinity(*terms: NodeSelectorTerm) -> dict[str, object]:
     return {"required_node_affinity": terms}
 
 
-# (id, nodes, placed pods, incoming pod, target node, expected reason)
-Case = tuple[str, list[Node], list[Pod], Pod, str, str | None]
+def fit_case(
+    name: str,
+    pod: Pod,
+    expected: str | None,
+    *,
+    nodes: Sequence[Node] | None = None,
+    placed: Sequence[Pod] = (),
+    target: str = "n1",
+) -> object:
+    """A case of test_fit_rule: `pod` on `target` gives the `expected` reason (None:
+    it fits), with `placed` pods on `nodes` (one ready node "n1" unless given)."""
+    return pytest.param(
+        [make_node("n1")] if nodes is None else list(nodes),
+        list(placed),
+        pod,
+        target,
+        expected,
+        id=name,
+    )
 
-STATIC_CASES: list[Case] = [
-    ("ready node fits", [make_node("n1")], [], incoming(), "n1", None),
-    (
-        "not-ready node refuses",
-        [make_node("n1", ready=False)],
-        [],
-        incoming(),
-        "n1",
-        "node-not-ready",
+
+STATIC_CASES = [
+    fit_case("ready node fits", incoming(), None),
+    fit_case(
+        "not-ready node refuses", incoming(), "node-not-ready", nodes=[make_node("n1", ready=False)]
     ),
-    (
+    fit_case(
         "cordoned node refuses",
-        [make_node("n1", unschedulable=True)],
-        [],
         incoming(),
-        "n1",
         "node-unschedulable",
+        nodes=[make_node("n1", unschedulable=True)],
     ),
-    (
+    fit_case(
         "cordoned node takes a pod tolerating node.kubernetes.io/unschedulable",
-        [make_node("n1", unschedulable=True)],
-        [],
         incoming(
             tolerations=(Toleration(key="node.kubernetes.io/unschedulable", operator="Exists"),)
         ),
-        "n1",
         None,
+        nodes=[make_node("n1", unschedulable=True)],
     ),
-    (
+    fit_case(
         "untolerated NoSchedule taint refuses",
-        [make_node("n1", taints=[Taint(key="gpu", value="yes", effect="NoSchedule")])],
-        [],
         incoming(),
-        "n1",
         "untolerated-taint",
+        nodes=[make_node("n1", taints=[Taint(key="gpu", value="yes", effect="NoSchedule")])],
     ),
-    (
+    fit_case(
         "Equal toleration with matching value fits",
-        [make_node("n1", taints=[Taint(key="gpu", value="yes", effect="NoSchedule")])],
-        [],
         incoming(tolerations=(Toleration(key="gpu", value="yes"),)),
-        "n1",
         None,
+        nodes=[make_node("n1", taints=[Taint(key="gpu", value="yes", effect="NoSchedule")])],
     ),
-    (
+    fit_case(
         "Equal toleration with other value refuses",
-        [make_node("n1", taints=[Taint(key="gpu", value="yes", effect="NoSchedule")])],
-        [],
         incoming(tolerations=(Toleration(key="gpu", value="no"),)),
-        "n1",
         "untolerated-taint",
+        nodes=[make_node("n1", taints=[Taint(key="gpu", value="yes", effect="NoSchedule")])],
     ),
-    (
+    fit_case(
         "Exists toleration with empty key tolerates every taint",
-        [
+        incoming(tolerations=(Toleration(operator="Exists"),)),
+        None,
+        nodes=[
             make_node(
                 "n1",
                 taints=[
@@ -126,71 +131,50 @@ STATIC_CASES: list[Case] = [
                 ],
             )
         ],
-        [],
-        incoming(tolerations=(Toleration(operator="Exists"),)),
-        "n1",
-        None,
     ),
-    (
+    fit_case(
         "untolerated NoExecute taint refuses",
-        [make_node("n1", taints=[Taint(key="evict", effect="NoExecute")])],
-        [],
         incoming(),
-        "n1",
         "untolerated-taint",
+        nodes=[make_node("n1", taints=[Taint(key="evict", effect="NoExecute")])],
     ),
-    (
+    fit_case(
         "toleration limited to NoSchedule does not cover NoExecute",
-        [make_node("n1", taints=[Taint(key="evict", effect="NoExecute")])],
-        [],
         incoming(tolerations=(Toleration(key="evict", operator="Exists", effect="NoSchedule"),)),
-        "n1",
         "untolerated-taint",
+        nodes=[make_node("n1", taints=[Taint(key="evict", effect="NoExecute")])],
     ),
-    (
+    fit_case(
         "toleration for NoExecute fits",
-        [make_node("n1", taints=[Taint(key="evict", effect="NoExecute")])],
-        [],
         incoming(tolerations=(Toleration(key="evict", operator="Exists", effect="NoExecute"),)),
-        "n1",
         None,
+        nodes=[make_node("n1", taints=[Taint(key="evict", effect="NoExecute")])],
     ),
-    (
+    fit_case(
         "PreferNoSchedule taint is ignored by fit",
-        [make_node("n1", taints=[Taint(key="soft", effect="PreferNoSchedule")])],
-        [],
         incoming(),
-        "n1",
         None,
+        nodes=[make_node("n1", taints=[Taint(key="soft", effect="PreferNoSchedule")])],
     ),
-    (
+    fit_case(
         "nodeSelector matching node labels fits",
-        [make_node("n1", labels={"disk": "ssd"})],
-        [],
         incoming(node_selector={"disk": "ssd"}),
-        "n1",
         None,
+        nodes=[make_node("n1", labels={"disk": "ssd"})],
     ),
-    (
+    fit_case(
         "nodeSelector with other value refuses",
-        [make_node("n1", labels={"disk": "hdd"})],
-        [],
         incoming(node_selector={"disk": "ssd"}),
-        "n1",
         "node-selector",
+        nodes=[make_node("n1", labels={"disk": "hdd"})],
     ),
-    (
+    fit_case(
         "nodeSelector on a missing label refuses",
-        [make_node("n1")],
-        [],
         incoming(node_selector={"disk": "ssd"}),
-        "n1",
         "node-selector",
     ),
-    (
+    fit_case(
         "node affinity In matching fits",
-        [make_node("n1", zone="a")],
-        [],
         incoming(
             **node_affinity(
                 NodeSelectorTerm(
@@ -198,13 +182,11 @@ STATIC_CASES: list[Case] = [
                 )
             )
         ),
-        "n1",
         None,
+        nodes=[make_node("n1", zone="a")],
     ),
-    (
+    fit_case(
         "node affinity In not matching refuses",
-        [make_node("n1", zone="c")],
-        [],
         incoming(
             **node_affinity(
                 NodeSelectorTerm(
@@ -212,13 +194,11 @@ STATIC_CASES: list[Case] = [
                 )
             )
         ),
-        "n1",
         "node-affinity",
+        nodes=[make_node("n1", zone="c")],
     ),
-    (
+    fit_case(
         "node affinity terms are ORed",
-        [make_node("n1", zone="c")],
-        [],
         incoming(
             **node_affinity(
                 NodeSelectorTerm(
@@ -229,13 +209,11 @@ STATIC_CASES: list[Case] = [
                 ),
             )
         ),
-        "n1",
         None,
+        nodes=[make_node("n1", zone="c")],
     ),
-    (
+    fit_case(
         "node affinity matchFields metadata.name selects the node",
-        [make_node("n1")],
-        [],
         incoming(
             **node_affinity(
                 NodeSelectorTerm(
@@ -243,13 +221,10 @@ STATIC_CASES: list[Case] = [
                 )
             )
         ),
-        "n1",
         None,
     ),
-    (
+    fit_case(
         "node affinity matchFields metadata.name for another node refuses",
-        [make_node("n1")],
-        [],
         incoming(
             **node_affinity(
                 NodeSelectorTerm(
@@ -257,13 +232,10 @@ STATIC_CASES: list[Case] = [
                 )
             )
         ),
-        "n1",
         "node-affinity",
     ),
-    (
+    fit_case(
         "node affinity Gt above the bound fits",
-        [make_node("n1", labels={"cores": "64"})],
-        [],
         incoming(
             **node_affinity(
                 NodeSelectorTerm(
@@ -271,13 +243,11 @@ STATIC_CASES: list[Case] = [
                 )
             )
         ),
-        "n1",
         None,
+        nodes=[make_node("n1", labels={"cores": "64"})],
     ),
-    (
+    fit_case(
         "node affinity Gt at the bound refuses",
-        [make_node("n1", labels={"cores": "32"})],
-        [],
         incoming(
             **node_affinity(
                 NodeSelectorTerm(
@@ -285,13 +255,11 @@ STATIC_CASES: list[Case] = [
                 )
             )
         ),
-        "n1",
         "node-affinity",
+        nodes=[make_node("n1", labels={"cores": "32"})],
     ),
-    (
+    fit_case(
         "node affinity Lt below the bound fits",
-        [make_node("n1", labels={"cores": "8"})],
-        [],
         incoming(
             **node_affinity(
                 NodeSelectorTerm(
@@ -299,13 +267,11 @@ STATIC_CASES: list[Case] = [
                 )
             )
         ),
-        "n1",
         None,
+        nodes=[make_node("n1", labels={"cores": "8"})],
     ),
-    (
+    fit_case(
         "node affinity Lt above the bound refuses",
-        [make_node("n1", labels={"cores": "64"})],
-        [],
         incoming(
             **node_affinity(
                 NodeSelectorTerm(
@@ -313,149 +279,127 @@ STATIC_CASES: list[Case] = [
                 )
             )
         ),
-        "n1",
         "node-affinity",
+        nodes=[make_node("n1", labels={"cores": "64"})],
     ),
 ]
 
 GPU = "nvidia.com/gpu"
 
-RESOURCE_CASES: list[Case] = [
-    (
+RESOURCE_CASES = [
+    fit_case(
         "gpu request filling the node's gpus exactly fits",
-        [make_node("n1", extended={GPU: 4})],
-        [make_pod("a", extended_requests={GPU: 3})],
         incoming(extended_requests={GPU: 1}),
-        "n1",
         None,
+        nodes=[make_node("n1", extended={GPU: 4})],
+        placed=[make_pod("a", extended_requests={GPU: 3})],
     ),
-    (
+    fit_case(
         "gpu request over the node's free gpus refuses",
-        [make_node("n1", extended={GPU: 4})],
-        [make_pod("a", extended_requests={GPU: 3})],
         incoming(extended_requests={GPU: 2}),
-        "n1",
         "insufficient-extended-resource",
+        nodes=[make_node("n1", extended={GPU: 4})],
+        placed=[make_pod("a", extended_requests={GPU: 3})],
     ),
-    (
+    fit_case(
         "gpu request on a node without gpus refuses",
-        [make_node("n1")],
-        [],
         incoming(extended_requests={GPU: 1}),
-        "n1",
         "insufficient-extended-resource",
     ),
-    (
+    fit_case(
         "a pod's own gpus are free for it on its own node",
-        [make_node("n1", extended={GPU: 2})],
-        [make_pod("new", extended_requests={GPU: 2})],
         incoming(extended_requests={GPU: 2}),
-        "n1",
         None,
+        nodes=[make_node("n1", extended={GPU: 2})],
+        placed=[make_pod("new", extended_requests={GPU: 2})],
     ),
-    (
+    fit_case(
         "a pod requesting no gpu fits a node whose gpus are all taken",
-        [make_node("n1", extended={GPU: 1})],
-        [make_pod("a", extended_requests={GPU: 1})],
         incoming(),
-        "n1",
         None,
+        nodes=[make_node("n1", extended={GPU: 1})],
+        placed=[make_pod("a", extended_requests={GPU: 1})],
     ),
-    (
+    fit_case(
         "cpu request filling the node exactly fits",
-        [make_node("n1", cpu_millicores=1000)],
-        [make_pod("a", cpu_millicores=600)],
         incoming(cpu_millicores=400),
-        "n1",
         None,
+        nodes=[make_node("n1", cpu_millicores=1000)],
+        placed=[make_pod("a", cpu_millicores=600)],
     ),
-    (
+    fit_case(
         "cpu request over what is left refuses",
-        [make_node("n1", cpu_millicores=1000)],
-        [make_pod("a", cpu_millicores=600)],
         incoming(cpu_millicores=401),
-        "n1",
         "insufficient-cpu",
+        nodes=[make_node("n1", cpu_millicores=1000)],
+        placed=[make_pod("a", cpu_millicores=600)],
     ),
-    (
+    fit_case(
         "zero cpu request fits an overcommitted node",
-        [make_node("n1", cpu_millicores=1000)],
-        [make_pod("a", cpu_millicores=1200)],
         incoming(cpu_millicores=0),
-        "n1",
         None,
+        nodes=[make_node("n1", cpu_millicores=1000)],
+        placed=[make_pod("a", cpu_millicores=1200)],
     ),
-    (
+    fit_case(
         "memory request filling the node exactly fits",
-        [make_node("n1", memory_bytes=1 * GiB)],
-        [make_pod("a", memory_bytes=512 * MiB)],
         incoming(memory_bytes=512 * MiB),
-        "n1",
         None,
+        nodes=[make_node("n1", memory_bytes=1 * GiB)],
+        placed=[make_pod("a", memory_bytes=512 * MiB)],
     ),
-    (
+    fit_case(
         "memory request over what is left refuses",
-        [make_node("n1", memory_bytes=1 * GiB)],
-        [make_pod("a", memory_bytes=512 * MiB)],
         incoming(memory_bytes=512 * MiB + 1),
-        "n1",
         "insufficient-memory",
+        nodes=[make_node("n1", memory_bytes=1 * GiB)],
+        placed=[make_pod("a", memory_bytes=512 * MiB)],
     ),
-    (
+    fit_case(
         "pod count below allocatable pods fits",
-        [make_node("n1", pods=2)],
-        [make_pod("a")],
         incoming(),
-        "n1",
         None,
+        nodes=[make_node("n1", pods=2)],
+        placed=[make_pod("a")],
     ),
-    (
+    fit_case(
         "pod count at allocatable pods refuses",
-        [make_node("n1", pods=2)],
-        [make_pod("a"), make_pod("b")],
         incoming(),
-        "n1",
         "too-many-pods",
+        nodes=[make_node("n1", pods=2)],
+        placed=[make_pod("a"), make_pod("b")],
     ),
-    (
+    fit_case(
         "a pod already on the node is not counted twice",
-        [make_node("n1", cpu_millicores=1000, pods=1)],
-        [make_pod("a", cpu_millicores=800)],
         make_pod("a", cpu_millicores=800),
-        "n1",
         None,
+        nodes=[make_node("n1", cpu_millicores=1000, pods=1)],
+        placed=[make_pod("a", cpu_millicores=800)],
     ),
-    (
+    fit_case(
         "other host port fits",
-        [make_node("n1")],
-        [make_pod("a", host_ports=(8080,))],
         incoming(host_ports=(9090,)),
-        "n1",
         None,
+        placed=[make_pod("a", host_ports=(8080,))],
     ),
-    (
+    fit_case(
         "host port in use refuses",
-        [make_node("n1")],
-        [make_pod("a", host_ports=(8080,))],
         incoming(host_ports=(9090, 8080)),
-        "n1",
         "host-port",
+        placed=[make_pod("a", host_ports=(8080,))],
     ),
-    (
+    fit_case(
         "a pod's own host port on its own node fits",
-        [make_node("n1")],
-        [make_pod("a", host_ports=(8080,))],
         make_pod("a", host_ports=(8080,)),
-        "n1",
         None,
+        placed=[make_pod("a", host_ports=(8080,))],
     ),
-    (
+    fit_case(
         "terminated pods free their requests",
-        [make_node("n1", cpu_millicores=1000)],
-        [make_pod("a", cpu_millicores=1000, phase="Succeeded")],
         incoming(cpu_millicores=1000),
-        "n1",
         None,
+        nodes=[make_node("n1", cpu_millicores=1000)],
+        placed=[make_pod("a", cpu_millicores=1000, phase="Succeeded")],
     ),
 ]
 
@@ -463,167 +407,150 @@ ZONED = [make_node("a1", zone="a"), make_node("a2", zone="a"), make_node("b1", z
 WEB = {"app": "web"}
 DB = {"app": "db"}
 
-AFFINITY_CASES: list[Case] = [
-    (
+AFFINITY_CASES = [
+    fit_case(
         "pod affinity fits a node in the zone of a matching pod",
-        ZONED,
-        [make_pod("db-0", node="a1", labels=DB)],
         incoming(labels=WEB, required_pod_affinity=(term(DB),)),
-        "a2",
         None,
+        nodes=ZONED,
+        placed=[make_pod("db-0", node="a1", labels=DB)],
+        target="a2",
     ),
-    (
+    fit_case(
         "pod affinity refuses a node in another zone",
-        ZONED,
-        [make_pod("db-0", node="a1", labels=DB)],
         incoming(labels=WEB, required_pod_affinity=(term(DB),)),
-        "b1",
         "pod-affinity",
+        nodes=ZONED,
+        placed=[make_pod("db-0", node="a1", labels=DB)],
+        target="b1",
     ),
-    (
+    fit_case(
         "pod affinity refuses a node without the topology label",
-        [*ZONED, make_node("bare")],
-        [make_pod("db-0", node="a1", labels=DB)],
         incoming(labels=WEB, required_pod_affinity=(term(DB),)),
-        "bare",
         "pod-affinity",
+        nodes=[*ZONED, make_node("bare")],
+        placed=[make_pod("db-0", node="a1", labels=DB)],
+        target="bare",
     ),
-    (
+    fit_case(
         "pod affinity needs one pod matching every term",
-        ZONED,
-        [
+        incoming(labels=WEB, required_pod_affinity=(term(DB), term({"tier": "cache"}))),
+        "pod-affinity",
+        nodes=ZONED,
+        placed=[
             make_pod("db-0", node="a1", labels=DB),
             make_pod("cache-0", node="a1", labels={"tier": "cache"}),
         ],
-        incoming(labels=WEB, required_pod_affinity=(term(DB), term({"tier": "cache"}))),
-        "a2",
-        "pod-affinity",
+        target="a2",
     ),
-    (
+    fit_case(
         "pod affinity to itself lets the first pod of the group anywhere",
-        ZONED,
-        [],
         incoming(labels=WEB, required_pod_affinity=(term(WEB),)),
-        "b1",
         None,
+        nodes=ZONED,
+        target="b1",
     ),
-    (
+    fit_case(
         "pod affinity to itself refuses another zone once a matching pod exists",
-        ZONED,
-        [make_pod("web-0", node="a1", labels=WEB)],
         incoming(labels=WEB, required_pod_affinity=(term(WEB),)),
-        "b1",
         "pod-affinity",
+        nodes=ZONED,
+        placed=[make_pod("web-0", node="a1", labels=WEB)],
+        target="b1",
     ),
-    (
+    fit_case(
         "pod affinity to pods that do not exist refuses when the pod does not match itself",
-        ZONED,
-        [],
         incoming(labels=WEB, required_pod_affinity=(term(DB),)),
-        "a1",
         "pod-affinity",
+        nodes=ZONED,
+        target="a1",
     ),
-    (
+    fit_case(
         "the only matching pod may move away from its own zone",
-        ZONED,
-        [make_pod("web-0", node="a1", labels=WEB, required_pod_affinity=(term(WEB),))],
         make_pod("web-0", node="a1", labels=WEB, required_pod_affinity=(term(WEB),)),
-        "b1",
         None,
+        nodes=ZONED,
+        placed=[make_pod("web-0", node="a1", labels=WEB, required_pod_affinity=(term(WEB),))],
+        target="b1",
     ),
-    (
+    fit_case(
         "incoming anti-affinity refuses another node of the zone of a matching pod",
-        ZONED,
-        [make_pod("web-0", node="a1", labels=WEB)],
         incoming(labels=WEB, required_pod_anti_affinity=(term(WEB),)),
-        "a2",
         "pod-anti-affinity",
+        nodes=ZONED,
+        placed=[make_pod("web-0", node="a1", labels=WEB)],
+        target="a2",
     ),
-    (
+    fit_case(
         "incoming anti-affinity fits another zone",
-        ZONED,
-        [make_pod("web-0", node="a1", labels=WEB)],
         incoming(labels=WEB, required_pod_anti_affinity=(term(WEB),)),
-        "b1",
         None,
+        nodes=ZONED,
+        placed=[make_pod("web-0", node="a1", labels=WEB)],
+        target="b1",
     ),
-    (
+    fit_case(
         "incoming anti-affinity ignores a node without the topology label",
-        [*ZONED, make_node("bare")],
-        [make_pod("web-0", node="bare", labels=WEB)],
         incoming(labels=WEB, required_pod_anti_affinity=(term(WEB),)),
-        "bare",
         None,
+        nodes=[*ZONED, make_node("bare")],
+        placed=[make_pod("web-0", node="bare", labels=WEB)],
+        target="bare",
     ),
-    (
+    fit_case(
         "incoming hostname anti-affinity fits another node of the same zone",
-        ZONED,
-        [make_pod("web-0", node="a1", labels=WEB)],
         incoming(labels=WEB, required_pod_anti_affinity=(term(WEB, HOSTNAME),)),
-        "a2",
         None,
+        nodes=ZONED,
+        placed=[make_pod("web-0", node="a1", labels=WEB)],
+        target="a2",
     ),
-    (
+    fit_case(
         "existing pod's anti-affinity selecting the incoming pod refuses its zone",
-        ZONED,
-        [make_pod("db-0", node="a1", labels=DB, required_pod_anti_affinity=(term(WEB),))],
         incoming(labels=WEB),
-        "a2",
         "pod-anti-affinity",
+        nodes=ZONED,
+        placed=[make_pod("db-0", node="a1", labels=DB, required_pod_anti_affinity=(term(WEB),))],
+        target="a2",
     ),
-    (
+    fit_case(
         "existing pod's anti-affinity does not reach another zone",
-        ZONED,
-        [make_pod("db-0", node="a1", labels=DB, required_pod_anti_affinity=(term(WEB),))],
         incoming(labels=WEB),
-        "b1",
         None,
+        nodes=ZONED,
+        placed=[make_pod("db-0", node="a1", labels=DB, required_pod_anti_affinity=(term(WEB),))],
+        target="b1",
     ),
-    (
+    fit_case(
         "existing pod's anti-affinity does not reach a node without the topology label",
-        [*ZONED, make_node("bare")],
-        [make_pod("db-0", node="bare", labels=DB, required_pod_anti_affinity=(term(WEB),))],
         incoming(labels=WEB),
-        "bare",
         None,
+        nodes=[*ZONED, make_node("bare")],
+        placed=[make_pod("db-0", node="bare", labels=DB, required_pod_anti_affinity=(term(WEB),))],
+        target="bare",
     ),
-    (
+    fit_case(
         "existing pod's anti-affinity for other labels fits",
-        ZONED,
-        [make_pod("db-0", node="a1", labels=DB, required_pod_anti_affinity=(term(DB),))],
         incoming(labels=WEB),
-        "a1",
         None,
+        nodes=ZONED,
+        placed=[make_pod("db-0", node="a1", labels=DB, required_pod_anti_affinity=(term(DB),))],
+        target="a1",
     ),
-    (
+    fit_case(
         "existing pod's anti-affinity defaults to its own namespace",
-        ZONED,
-        [make_pod("db-0", node="a1", labels=DB, required_pod_anti_affinity=(term(WEB),))],
         incoming(labels=WEB, namespace="other"),
-        "a1",
         None,
+        nodes=ZONED,
+        placed=[make_pod("db-0", node="a1", labels=DB, required_pod_anti_affinity=(term(WEB),))],
+        target="a1",
     ),
-    (
+    fit_case(
         "existing pod's anti-affinity with a matching namespaceSelector refuses",
-        ZONED,
-        [
-            make_pod(
-                "db-0",
-                node="a1",
-                labels=DB,
-                required_pod_anti_affinity=(
-                    term(WEB, namespace_selector=LabelSelector(match_labels={"team": "shop"})),
-                ),
-            )
-        ],
         incoming(labels=WEB, namespace="shop"),
-        "a1",
         "pod-anti-affinity",
-    ),
-    (
-        "existing pod's anti-affinity with a non-matching namespaceSelector fits",
-        ZONED,
-        [
+        nodes=ZONED,
+        placed=[
             make_pod(
                 "db-0",
                 node="a1",
@@ -633,38 +560,53 @@ AFFINITY_CASES: list[Case] = [
                 ),
             )
         ],
-        incoming(labels=WEB, namespace="blog"),
-        "a1",
-        None,
+        target="a1",
     ),
-    (
+    fit_case(
+        "existing pod's anti-affinity with a non-matching namespaceSelector fits",
+        incoming(labels=WEB, namespace="blog"),
+        None,
+        nodes=ZONED,
+        placed=[
+            make_pod(
+                "db-0",
+                node="a1",
+                labels=DB,
+                required_pod_anti_affinity=(
+                    term(WEB, namespace_selector=LabelSelector(match_labels={"team": "shop"})),
+                ),
+            )
+        ],
+        target="a1",
+    ),
+    fit_case(
         "incoming anti-affinity with a matching namespaceSelector refuses",
-        ZONED,
-        [make_pod("web-0", node="a1", labels=WEB, namespace="shop")],
         incoming(
             labels=WEB,
             required_pod_anti_affinity=(
                 term(WEB, namespace_selector=LabelSelector(match_labels={"team": "shop"})),
             ),
         ),
-        "a2",
         "pod-anti-affinity",
+        nodes=ZONED,
+        placed=[make_pod("web-0", node="a1", labels=WEB, namespace="shop")],
+        target="a2",
     ),
-    (
+    fit_case(
         "incoming anti-affinity listing other namespaces fits",
-        ZONED,
-        [make_pod("web-0", node="a1", labels=WEB, namespace="shop")],
         incoming(labels=WEB, required_pod_anti_affinity=(term(WEB, namespaces=("blog",)),)),
-        "a2",
         None,
+        nodes=ZONED,
+        placed=[make_pod("web-0", node="a1", labels=WEB, namespace="shop")],
+        target="a2",
     ),
-    (
+    fit_case(
         "a pod's anti-affinity against its own labels does not refuse its own node",
-        ZONED,
-        [make_pod("web-0", node="a1", labels=WEB, required_pod_anti_affinity=(term(WEB),))],
         make_pod("web-0", node="a1", labels=WEB, required_pod_anti_affinity=(term(WEB),)),
-        "a2",
         None,
+        nodes=ZONED,
+        placed=[make_pod("web-0", node="a1", labels=WEB, required_pod_anti_affinity=(term(WEB),))],
+        target="a2",
     ),
 ]
 
@@ -673,10 +615,7 @@ NAMESPACE_LABELS = {"shop": {"team": "shop"}, "blog": {"team": "blog"}}
 
 @pytest.mark.parametrize(
     ("nodes", "placed", "pod", "target", "expected"),
-    [
-        pytest.param(*case[1:], id=case[0])
-        for case in STATIC_CASES + RESOURCE_CASES + AFFINITY_CASES
-    ],
+    STATIC_CASES + RESOURCE_CASES + AFFINITY_CASES,
 )
 def test_fit_rule(
     nodes: list[Node], placed: list[Pod], pod: Pod, target: str, expected: str | None
