@@ -51,7 +51,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -110,6 +110,17 @@ class Case:
 def go_case(test: str, name: str, case: Case, *, xfail: str | None = None) -> object:
     marks = [pytest.mark.xfail(strict=True, reason=xfail)] if xfail else []
     return pytest.param(case, id=f"{test}/{name.strip()}", marks=marks)
+
+
+def table(test: str, **shared: object) -> Callable[..., object]:
+    """The case builder of one Go test table: a case's name, the Case fields it does
+    not share with the table (`shared`: what most of its cases have, every one of
+    them giving a value) and its xfail reason, if any."""
+
+    def case(name: str, *, xfail: str | None = None, **fields: object) -> object:
+        return go_case(test, name, Case(**{**shared, **fields}), xfail=xfail)  # type: ignore[arg-type]
+
+    return case
 
 
 def plugin_scores(case: Case, plugin: str) -> dict[str, int] | None:
@@ -186,247 +197,201 @@ TERMINATING_P_A = go_pod(
 )
 MARS = {ZONE: "mars"}
 
+pts_case = table(PTS)
+prescore_state_case = table(PRESCORE_STATE)
+
 SPREAD_CASES = [
-    go_case(
-        PTS,
+    pts_case(
         "one constraint on node, all 4 nodes are candidates",
-        Case(
-            pod=spreading(FOO, HOST_FOO_1),
-            nodes=FOUR_HOSTS,
-            pods=SPREAD_2_1_0_3,
-            want={"node-a": 20, "node-b": 60, "node-c": 100, "node-d": 0},
-        ),
+        pod=spreading(FOO, HOST_FOO_1),
+        nodes=FOUR_HOSTS,
+        pods=SPREAD_2_1_0_3,
+        want={"node-a": 20, "node-b": 60, "node-c": 100, "node-d": 0},
     ),
-    go_case(
-        PTS,
+    pts_case(
         "one constraint on node, null selector",
-        Case(
-            pod=spreading(FOO, soft_spread(1, HOSTNAME, None)),
-            nodes=FOUR_HOSTS,
-            pods=SPREAD_2_1_0_3,
-            want={"node-a": 100, "node-b": 100, "node-c": 100, "node-d": 100},
-        ),
+        pod=spreading(FOO, soft_spread(1, HOSTNAME, None)),
+        nodes=FOUR_HOSTS,
+        pods=SPREAD_2_1_0_3,
+        want={"node-a": 100, "node-b": 100, "node-c": 100, "node-d": 100},
     ),
-    go_case(
-        PTS,
+    pts_case(
         "one constraint on node, all 4 nodes are candidates, maxSkew=2",
-        Case(
-            pod=spreading(FOO, soft_spread(2, HOSTNAME, exists("foo"))),
-            nodes=FOUR_HOSTS,
-            pods=SPREAD_2_1_0_3,
-            want={"node-a": 33, "node-b": 66, "node-c": 100, "node-d": 16},
-        ),
+        pod=spreading(FOO, soft_spread(2, HOSTNAME, exists("foo"))),
+        nodes=FOUR_HOSTS,
+        pods=SPREAD_2_1_0_3,
+        want={"node-a": 33, "node-b": 66, "node-c": 100, "node-d": 16},
     ),
-    go_case(
-        PTS,
+    pts_case(
         "one constraint on node, all 4 nodes are candidates, maxSkew=3",
-        Case(
-            pod=spreading(FOO, soft_spread(3, HOSTNAME, exists("foo"))),
-            nodes=FOUR_HOSTS,
-            pods=SPREAD_4_3_2_1,
-            want={"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100},
-        ),
+        pod=spreading(FOO, soft_spread(3, HOSTNAME, exists("foo"))),
+        nodes=FOUR_HOSTS,
+        pods=SPREAD_4_3_2_1,
+        want={"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100},
     ),
     # The Go pod is selected by a Service; the model's system defaults stand the
     # owning ReplicaSet (selecting by the pod's labels) in for it.
-    go_case(
-        PTS,
+    pts_case(
         "system defaulting, nodes don't have zone, pods match service",
-        Case(
-            pod=go_pod("p", labels=FOO, owner=REPLICASET),
-            nodes=FOUR_HOSTS,
-            pods=SPREAD_4_3_2_1,
-            want={"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100},
-        ),
+        pod=go_pod("p", labels=FOO, owner=REPLICASET),
+        nodes=FOUR_HOSTS,
+        pods=SPREAD_4_3_2_1,
+        want={"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100},
     ),
-    go_case(
-        PTS,
+    pts_case(
         "one constraint on node, 3 out of 4 nodes are candidates",
-        Case(
-            pod=spreading(FOO, HOST_FOO_1),
-            nodes=[spread_node(n) for n in ("node-a", "node-b", "node-x", "node-y")],
-            pods=SPREAD_4_2_1_3,
-            candidates=("node-a", "node-b", "node-x"),
-            want={"node-a": 33, "node-b": 83, "node-x": 100},
-        ),
+        pod=spreading(FOO, HOST_FOO_1),
+        nodes=[spread_node(n) for n in ("node-a", "node-b", "node-x", "node-y")],
+        pods=SPREAD_4_2_1_3,
+        candidates=("node-a", "node-b", "node-x"),
+        want={"node-a": 33, "node-b": 83, "node-x": 100},
     ),
-    go_case(
-        PTS,
+    pts_case(
         "one constraint on node, 3 out of 4 nodes are candidates, "
         "one node doesn't match topology key",
-        Case(
-            pod=spreading(FOO, HOST_FOO_1),
-            nodes=[
-                spread_node("node-a"),
-                go_node("node-b", {"n": "node-b"}),
-                spread_node("node-x"),
-                spread_node("node-y"),
-            ],
-            pods=SPREAD_4_2_1_3,
-            candidates=("node-a", "node-b", "node-x"),
-            want={"node-a": 16, "node-b": 0, "node-x": 100},
-        ),
+        pod=spreading(FOO, HOST_FOO_1),
+        nodes=[
+            spread_node("node-a"),
+            go_node("node-b", {"n": "node-b"}),
+            spread_node("node-x"),
+            spread_node("node-y"),
+        ],
+        pods=SPREAD_4_2_1_3,
+        candidates=("node-a", "node-b", "node-x"),
+        want={"node-a": 16, "node-b": 0, "node-x": 100},
     ),
-    go_case(
-        PTS,
+    pts_case(
         "one constraint on zone, 3 out of 4 nodes are candidates",
-        Case(
-            pod=spreading(FOO, ZONE_FOO_1),
-            nodes=[
-                spread_node("node-a", "zone1"),
-                spread_node("node-b", "zone1"),
-                spread_node("node-x", "zone2"),
-                spread_node("node-y", "zone2"),
-            ],
-            pods=SPREAD_4_2_1_3,
-            candidates=("node-a", "node-b", "node-x"),
-            want={"node-a": 75, "node-b": 75, "node-x": 100},
-        ),
+        pod=spreading(FOO, ZONE_FOO_1),
+        nodes=[
+            spread_node("node-a", "zone1"),
+            spread_node("node-b", "zone1"),
+            spread_node("node-x", "zone2"),
+            spread_node("node-y", "zone2"),
+        ],
+        pods=SPREAD_4_2_1_3,
+        candidates=("node-a", "node-b", "node-x"),
+        want={"node-a": 75, "node-b": 75, "node-x": 100},
     ),
-    go_case(
-        PTS,
+    pts_case(
         "two Constraints on zone and node, 2 out of 4 nodes are candidates",
-        Case(
-            pod=spreading(FOO, ZONE_FOO_1, HOST_FOO_1),
-            nodes=[
-                spread_node("node-a", "zone1"),
-                spread_node("node-x", "zone2"),
-                spread_node("node-b", "zone1"),
-                spread_node("node-y", "zone2"),
-            ],
-            pods=[
-                *pods_on("node-a", 2, FOO),
-                *pods_on("node-b", 1, FOO),
-                *pods_on("node-x", 2, FOO),
-                *pods_on("node-y", 4, FOO),
-            ],
-            candidates=("node-a", "node-x"),
-            want={"node-a": 100, "node-x": 63},
-        ),
+        pod=spreading(FOO, ZONE_FOO_1, HOST_FOO_1),
+        nodes=[
+            spread_node("node-a", "zone1"),
+            spread_node("node-x", "zone2"),
+            spread_node("node-b", "zone1"),
+            spread_node("node-y", "zone2"),
+        ],
+        pods=[
+            *pods_on("node-a", 2, FOO),
+            *pods_on("node-b", 1, FOO),
+            *pods_on("node-x", 2, FOO),
+            *pods_on("node-y", 4, FOO),
+        ],
+        candidates=("node-a", "node-x"),
+        want={"node-a": 100, "node-x": 63},
     ),
-    go_case(
-        PTS,
+    pts_case(
         "two Constraints on zone and node, with different labelSelectors, "
         "3 out of 4 nodes are candidates",
-        Case(
-            pod=spreading(FOO_BAR, ZONE_FOO_1, HOST_BAR_1),
-            nodes=[
-                spread_node("node-a", "zone1"),
-                spread_node("node-b", "zone1"),
-                spread_node("node-x", "zone2"),
-                spread_node("node-y", "zone2"),
-            ],
-            pods=[
-                go_pod("p-a1", node="node-a", labels=FOO),
-                go_pod("p-b1", node="node-b", labels=FOO_BAR),
-                go_pod("p-y1", node="node-y", labels=FOO),
-                go_pod("p-y2", node="node-y", labels=BAR),
-            ],
-            candidates=("node-a", "node-b", "node-x"),
-            want={"node-a": 50, "node-b": 25, "node-x": 100},
-        ),
+        pod=spreading(FOO_BAR, ZONE_FOO_1, HOST_BAR_1),
+        nodes=[
+            spread_node("node-a", "zone1"),
+            spread_node("node-b", "zone1"),
+            spread_node("node-x", "zone2"),
+            spread_node("node-y", "zone2"),
+        ],
+        pods=[
+            go_pod("p-a1", node="node-a", labels=FOO),
+            go_pod("p-b1", node="node-b", labels=FOO_BAR),
+            go_pod("p-y1", node="node-y", labels=FOO),
+            go_pod("p-y2", node="node-y", labels=BAR),
+        ],
+        candidates=("node-a", "node-b", "node-x"),
+        want={"node-a": 50, "node-b": 25, "node-x": 100},
     ),
-    go_case(
-        PTS,
+    pts_case(
         "terminating Pods should be excluded",
-        Case(
-            pod=spreading(FOO, HOST_FOO_1),
-            nodes=[spread_node("node-a"), spread_node("node-b")],
-            pods=[TERMINATING_P_A, go_pod("p-b", node="node-b", labels=FOO)],
-            terminating=(TERMINATING_P_A,),
-            want={"node-a": 100, "node-b": 0},
-        ),
+        pod=spreading(FOO, HOST_FOO_1),
+        nodes=[spread_node("node-a"), spread_node("node-b")],
+        pods=[TERMINATING_P_A, go_pod("p-b", node="node-b", labels=FOO)],
+        terminating=(TERMINATING_P_A,),
+        want={"node-a": 100, "node-b": 0},
     ),
-    go_case(
-        PTS,
+    pts_case(
         "minDomains has no effect when ScheduleAnyway",
-        Case(
-            pod=spreading(FOO, soft_spread(2, "node", exists("foo"), min_domains=10)),
-            nodes=[go_node(f"node-{n}", {"node": f"node-{n}"}) for n in "abc"],
-            pods=[
-                *pods_on("node-a", 2, FOO),
-                *pods_on("node-b", 2, FOO),
-                *pods_on("node-c", 1, FOO),
-            ],
-            want={"node-a": 75, "node-b": 75, "node-c": 100},
-        ),
+        pod=spreading(FOO, soft_spread(2, "node", exists("foo"), min_domains=10)),
+        nodes=[go_node(f"node-{n}", {"node": f"node-{n}"}) for n in "abc"],
+        pods=[
+            *pods_on("node-a", 2, FOO),
+            *pods_on("node-b", 2, FOO),
+            *pods_on("node-c", 1, FOO),
+        ],
+        want={"node-a": 75, "node-b": 75, "node-c": 100},
     ),
     # matchLabelKeys ["baz"] merged into the selector, as the cluster reader does.
-    go_case(
-        PTS,
+    pts_case(
         "matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty",
-        Case(
-            pod=spreading(
-                {"foo": "", "bar": "", "baz": ""},
-                ZONE_FOO_1,
-                soft_spread(
-                    1,
-                    HOSTNAME,
-                    dataclasses.replace(exists("bar"), match_labels={"baz": ""}),
-                ),
+        pod=spreading(
+            {"foo": "", "bar": "", "baz": ""},
+            ZONE_FOO_1,
+            soft_spread(
+                1,
+                HOSTNAME,
+                dataclasses.replace(exists("bar"), match_labels={"baz": ""}),
             ),
-            nodes=[
-                spread_node("node-a", "zone1"),
-                spread_node("node-b", "zone1"),
-                spread_node("node-c", "zone2"),
-                spread_node("node-d", "zone2"),
-            ],
-            pods=[
-                go_pod("p-a1", node="node-a", labels=FOO),
-                go_pod("p-b1", node="node-b", labels={"foo": "", "bar": "", "baz": ""}),
-                go_pod("p-c1", node="node-c", labels=FOO),
-                go_pod("p-c2", node="node-c", labels=BAR),
-                go_pod("p-d3", node="node-c", labels={"bar": "", "baz": ""}),
-            ],
-            want={"node-a": 60, "node-b": 20, "node-c": 60, "node-d": 100},
         ),
+        nodes=[
+            spread_node("node-a", "zone1"),
+            spread_node("node-b", "zone1"),
+            spread_node("node-c", "zone2"),
+            spread_node("node-d", "zone2"),
+        ],
+        pods=[
+            go_pod("p-a1", node="node-a", labels=FOO),
+            go_pod("p-b1", node="node-b", labels={"foo": "", "bar": "", "baz": ""}),
+            go_pod("p-c1", node="node-c", labels=FOO),
+            go_pod("p-c2", node="node-c", labels=BAR),
+            go_pod("p-d3", node="node-c", labels={"bar": "", "baz": ""}),
+        ],
+        want={"node-a": 60, "node-b": 20, "node-c": 60, "node-d": 100},
     ),
     # The table's state: hostname maxSkew 3 over 4 nodes (weight log 6), zone maxSkew
     # 5 over the domains "mars" and "" (node-c and node-d lack the zone: weight log 4),
     # no node ignored. With 3 siblings on node-b and 1 on node-c, Score gives
     # 10 / 16 / 4 / 2 and NormalizeScore 50 / 12 / 87 / 100.
-    go_case(
-        PRESCORE_STATE,
+    prescore_state_case(
         "system default constraints and a replicaset",
-        Case(
-            pod=go_pod(
-                "p", namespace="default", labels={"foo": "tar", "baz": "sup"}, owner=REPLICASET
-            ),
-            nodes=[
-                go_node("node-a", {HOSTNAME: "node-a", **MARS}),
-                go_node("node-b", {HOSTNAME: "node-b", **MARS}),
-                go_node("node-c", {HOSTNAME: "node-c"}),
-                go_node("node-d", {HOSTNAME: "node-d"}),
-            ],
-            pods=[
-                go_pod(
-                    f"rs1-{i}", node=node, namespace="default", labels={"foo": "tar", "baz": "sup"}
-                )
-                for i, node in enumerate(("node-b", "node-b", "node-b", "node-c"))
-            ],
-            want={"node-a": 50, "node-b": 12, "node-c": 87, "node-d": 100},
-        ),
+        pod=go_pod("p", namespace="default", labels={"foo": "tar", "baz": "sup"}, owner=REPLICASET),
+        nodes=[
+            go_node("node-a", {HOSTNAME: "node-a", **MARS}),
+            go_node("node-b", {HOSTNAME: "node-b", **MARS}),
+            go_node("node-c", {HOSTNAME: "node-c"}),
+            go_node("node-d", {HOSTNAME: "node-d"}),
+        ],
+        pods=[
+            go_pod(f"rs1-{i}", node=node, namespace="default", labels={"foo": "tar", "baz": "sup"})
+            for i, node in enumerate(("node-b", "node-b", "node-b", "node-c"))
+        ],
+        want={"node-a": 50, "node-b": 12, "node-c": 87, "node-d": 100},
     ),
     # The table's state: node-x ignored (no zone); zone weight log 3 (zone1 only),
     # hostname weight log 4 (two nodes). Score gives node-a 2, node-b 4.
-    go_case(
-        PRESCORE_STATE,
+    prescore_state_case(
         "node-x doesn't have label zone",
-        Case(
-            pod=spreading(FOO, ZONE_FOO_1, HOST_BAR_1),
-            nodes=[
-                spread_node("node-a", "zone1"),
-                spread_node("node-b", "zone1"),
-                spread_node("node-x"),
-            ],
-            pods=[
-                go_pod("p-a1", node="node-a", labels=FOO),
-                go_pod("p-b1", node="node-b", labels=FOO_BAR),
-                go_pod("p-x1", node="node-x", labels=FOO),
-                *pods_on("node-x", 2, BAR, first=2),
-            ],
-            want={"node-a": 100, "node-b": 50, "node-x": 0},
-        ),
+        pod=spreading(FOO, ZONE_FOO_1, HOST_BAR_1),
+        nodes=[
+            spread_node("node-a", "zone1"),
+            spread_node("node-b", "zone1"),
+            spread_node("node-x"),
+        ],
+        pods=[
+            go_pod("p-a1", node="node-a", labels=FOO),
+            go_pod("p-b1", node="node-b", labels=FOO_BAR),
+            go_pod("p-x1", node="node-x", labels=FOO),
+            *pods_on("node-x", 2, BAR, first=2),
+        ],
+        want={"node-a": 100, "node-b": 50, "node-x": 0},
     ),
 ]
 
@@ -527,196 +492,148 @@ def placed(name: str, node: str, labels: Mapping[str, str] | None = None, **fiel
     return go_pod(name, node=node, labels=labels, **fields)
 
 
+hard_weight_case = table(
+    HARD_WEIGHT,
+    nodes=REGION_NODES,
+    pods=[
+        placed("p1", "node1", **HARD_POD_AFFINITY),
+        placed("p2", "node2", **HARD_POD_AFFINITY),
+    ],
+    namespace_labels=NAMESPACE_LABELS,
+)
+
+ipa_case = table(IPA, nodes=REGION_NODES)
+
 AFFINITY_CASES = [
-    go_case(
-        IPA,
-        "all nodes are same priority as Affinity is nil",
-        Case(pod=go_pod("p", labels=S1), nodes=REGION_NODES, want=None),
+    ipa_case(
+        "all nodes are same priority as Affinity is nil", pod=go_pod("p", labels=S1), want=None
     ),
-    go_case(
-        IPA,
+    ipa_case(
         "Affinity: pod that matches topology key & pods in nodes will get high score comparing "
         "to otherswhich doesn't match either pods in nodes or in topology key",
-        Case(
-            pod=go_pod("p", labels=S1, **STAY_WITH_S1_IN_REGION),
-            nodes=REGION_NODES,
-            pods=[placed("p1", "node1", S1), placed("p2", "node2", S2), placed("p3", "node3", S1)],
-            want={"node1": 100, "node2": 0, "node3": 0},
-        ),
+        pod=go_pod("p", labels=S1, **STAY_WITH_S1_IN_REGION),
+        pods=[placed("p1", "node1", S1), placed("p2", "node2", S2), placed("p3", "node3", S1)],
+        want={"node1": 100, "node2": 0, "node3": 0},
     ),
-    go_case(
-        IPA,
+    ipa_case(
         "Affinity: different Label operators and values for pod affinity scheduling preference, "
         "including some match failures ",
-        Case(
-            pod=go_pod("p", labels=S1, **AFFINITY3),
-            nodes=REGION_NODES,
-            pods=[placed("p1", "node1", S1), placed("p2", "node2", S2), placed("p3", "node3", S1)],
-            want={"node1": 20, "node2": 100, "node3": 0},
-        ),
+        pod=go_pod("p", labels=S1, **AFFINITY3),
+        pods=[placed("p1", "node1", S1), placed("p2", "node2", S2), placed("p3", "node3", S1)],
+        want={"node1": 20, "node2": 100, "node3": 0},
     ),
-    go_case(
-        IPA,
+    ipa_case(
         "Affinity symmetry: considered only the preferredDuringSchedulingIgnoredDuringExecution "
         "in pod affinity symmetry",
-        Case(
-            pod=go_pod("p", labels=S2),
-            nodes=REGION_NODES,
-            pods=[
-                placed("p1", "node1", S1, **STAY_WITH_S1_IN_REGION),
-                placed("p2", "node2", S2, **STAY_WITH_S2_IN_REGION),
-            ],
-            want={"node1": 0, "node2": 100, "node3": 0},
-        ),
+        pod=go_pod("p", labels=S2),
+        pods=[
+            placed("p1", "node1", S1, **STAY_WITH_S1_IN_REGION),
+            placed("p2", "node2", S2, **STAY_WITH_S2_IN_REGION),
+        ],
+        want={"node1": 0, "node2": 100, "node3": 0},
     ),
-    go_case(
-        IPA,
+    ipa_case(
         "Affinity symmetry with namespace selector",
-        Case(
-            pod=go_pod("p", namespace="subteam1.team1", labels=S1),
-            nodes=REGION_NODES,
-            pods=[
-                placed("p1", "node1", S1, **AFFINITY_NAMESPACE_SELECTOR),
-                placed("p2", "node2", S2, **STAY_WITH_S2_IN_REGION),
-            ],
-            namespace_labels=NAMESPACE_LABELS,
-            want={"node1": 100, "node2": 0, "node3": 0},
-        ),
+        pod=go_pod("p", namespace="subteam1.team1", labels=S1),
+        pods=[
+            placed("p1", "node1", S1, **AFFINITY_NAMESPACE_SELECTOR),
+            placed("p2", "node2", S2, **STAY_WITH_S2_IN_REGION),
+        ],
+        namespace_labels=NAMESPACE_LABELS,
+        want={"node1": 100, "node2": 0, "node3": 0},
     ),
-    go_case(
-        IPA,
+    ipa_case(
         "Affinity symmetry: considered RequiredDuringSchedulingIgnoredDuringExecution "
         "in pod affinity symmetry",
-        Case(
-            pod=go_pod("p", labels=S1),
-            nodes=REGION_NODES,
-            pods=[
-                placed("p1", "node1", S1, **HARD_AFFINITY),
-                placed("p2", "node2", S2, **HARD_AFFINITY),
-            ],
-            want={"node1": 100, "node2": 100, "node3": 0},
-        ),
+        pod=go_pod("p", labels=S1),
+        pods=[
+            placed("p1", "node1", S1, **HARD_AFFINITY),
+            placed("p2", "node2", S2, **HARD_AFFINITY),
+        ],
+        want={"node1": 100, "node2": 100, "node3": 0},
     ),
-    go_case(
-        IPA,
+    ipa_case(
         "Anti Affinity: one node has more matching pods comparing to other node, "
         "so the node which has more unmatches will get high score",
-        Case(
-            pod=go_pod("p", labels=S1, **AWAY_FROM_S1_IN_AZ),
-            nodes=[go_node("node1", AZ1), go_node("node2", INDIA)],
-            pods=[placed("p1", "node1", S1), placed("p2", "node1", S1), placed("p3", "node2", S2)],
-            want={"node1": 0, "node2": 100},
-        ),
+        pod=go_pod("p", labels=S1, **AWAY_FROM_S1_IN_AZ),
+        nodes=[go_node("node1", AZ1), go_node("node2", INDIA)],
+        pods=[placed("p1", "node1", S1), placed("p2", "node1", S1), placed("p3", "node2", S2)],
+        want={"node1": 0, "node2": 100},
     ),
-    go_case(
-        IPA,
+    ipa_case(
         "Anti Affinity symmetry: the existing pods in node which has anti affinity match "
         "will get high score",
-        Case(
-            pod=go_pod("p", labels=S2),
-            nodes=[go_node("node1", AZ1), go_node("node2", AZ2)],
-            pods=[
-                placed("p1", "node1", S1, **AWAY_FROM_S2_IN_AZ),
-                placed("p2", "node2", S2, **AWAY_FROM_S1_IN_AZ),
-            ],
-            want={"node1": 0, "node2": 100},
-        ),
+        pod=go_pod("p", labels=S2),
+        nodes=[go_node("node1", AZ1), go_node("node2", AZ2)],
+        pods=[
+            placed("p1", "node1", S1, **AWAY_FROM_S2_IN_AZ),
+            placed("p2", "node2", S2, **AWAY_FROM_S1_IN_AZ),
+        ],
+        want={"node1": 0, "node2": 100},
     ),
-    go_case(
-        IPA,
+    ipa_case(
         "Affinity and Anti Affinity and symmetry: considered only "
         "preferredDuringSchedulingIgnoredDuringExecution in both pod affinity & anti affinity "
         "& symmetry",
-        Case(
-            pod=go_pod("p", labels=S1, **STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
-            nodes=[
-                go_node("node1", CHINA),
-                go_node("node2", AZ1),
-                go_node("node3", INDIA),
-                go_node("node4", AZ2),
-            ],
-            pods=[
-                placed("p1", "node1", S1),
-                placed("p2", "node2", S2),
-                placed("p3", "node3", **STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
-                placed("p4", "node4", **AWAY_FROM_S1_IN_AZ),
-            ],
-            want={"node1": 100, "node2": 0, "node3": 100, "node4": 0},
-        ),
+        pod=go_pod("p", labels=S1, **STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
+        nodes=[
+            go_node("node1", CHINA),
+            go_node("node2", AZ1),
+            go_node("node3", INDIA),
+            go_node("node4", AZ2),
+        ],
+        pods=[
+            placed("p1", "node1", S1),
+            placed("p2", "node2", S2),
+            placed("p3", "node3", **STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
+            placed("p4", "node4", **AWAY_FROM_S1_IN_AZ),
+        ],
+        want={"node1": 100, "node2": 0, "node3": 100, "node4": 0},
     ),
-    go_case(
-        IPA,
+    ipa_case(
         "Avoid panic when partial nodes in a topology don't have pods with affinity",
-        Case(
-            pod=go_pod("p", labels=S1),
-            nodes=[go_node("node1", CHINA), go_node("node2", CHINA)],
-            pods=[
-                placed("p1", "node1", S1),
-                placed("p2", "node2", **STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
-            ],
-            want={"node1": 0, "node2": 0},
-        ),
+        pod=go_pod("p", labels=S1),
+        nodes=[go_node("node1", CHINA), go_node("node2", CHINA)],
+        pods=[
+            placed("p1", "node1", S1),
+            placed("p2", "node2", **STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
+        ],
+        want={"node1": 0, "node2": 0},
     ),
     # The second Go case of this name (with antiAffinityNamespaceSelector); Go's
     # t.Run suffixes a repeated subtest name with #01.
-    go_case(
-        IPA,
+    ipa_case(
         "Affinity with pods matching both NamespaceSelector and Namespaces fields#01",
-        Case(
-            pod=go_pod(
-                "p", namespace="subteam1.team1", labels=S1, **ANTI_AFFINITY_NAMESPACE_SELECTOR
-            ),
-            nodes=[go_node("node1", CHINA), go_node("node2", INDIA)],
-            pods=[
-                placed("p1", "node1", S1, namespace="subteam1.team1"),
-                placed("p2", "node1", S1, namespace="subteam1.team1"),
-                placed("p3", "node1", S1, namespace="subteam2.team2"),
-                placed("p4", "node2", S1, namespace="subteam2.team1"),
-            ],
-            namespace_labels=NAMESPACE_LABELS,
-            want={"node1": 0, "node2": 100},
-        ),
+        pod=go_pod("p", namespace="subteam1.team1", labels=S1, **ANTI_AFFINITY_NAMESPACE_SELECTOR),
+        nodes=[go_node("node1", CHINA), go_node("node2", INDIA)],
+        pods=[
+            placed("p1", "node1", S1, namespace="subteam1.team1"),
+            placed("p2", "node1", S1, namespace="subteam1.team1"),
+            placed("p3", "node1", S1, namespace="subteam2.team2"),
+            placed("p4", "node2", S1, namespace="subteam2.team1"),
+        ],
+        namespace_labels=NAMESPACE_LABELS,
+        want={"node1": 0, "node2": 100},
     ),
-    go_case(
-        IPA,
+    ipa_case(
         "Do not ignore preferred terms of existing pods",
-        Case(
-            pod=go_pod("p", labels=S2),
-            nodes=[go_node("node1", CHINA), go_node("node2", INDIA)],
-            pods=[
-                placed("p1", "node1", S1, **STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
-                placed("p2", "node2", S2, **STAY_WITH_S2_IN_REGION),
-            ],
-            want={"node1": 0, "node2": 100},
-        ),
+        pod=go_pod("p", labels=S2),
+        nodes=[go_node("node1", CHINA), go_node("node2", INDIA)],
+        pods=[
+            placed("p1", "node1", S1, **STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
+            placed("p2", "node2", S2, **STAY_WITH_S2_IN_REGION),
+        ],
+        want={"node1": 0, "node2": 100},
     ),
-    go_case(
-        HARD_WEIGHT,
+    hard_weight_case(
         "with no matching namespace",
-        Case(
-            pod=go_pod("p", namespace="subteam1.team2", labels={"service": "S1"}),
-            nodes=REGION_NODES,
-            pods=[
-                placed("p1", "node1", **HARD_POD_AFFINITY),
-                placed("p2", "node2", **HARD_POD_AFFINITY),
-            ],
-            namespace_labels=NAMESPACE_LABELS,
-            want=None,
-        ),
+        pod=go_pod("p", namespace="subteam1.team2", labels={"service": "S1"}),
+        want=None,
     ),
-    go_case(
-        HARD_WEIGHT,
+    hard_weight_case(
         "with matching NamespaceSelector",
-        Case(
-            pod=go_pod("p", namespace="subteam1.team1", labels={"service": "S1"}),
-            nodes=REGION_NODES,
-            pods=[
-                placed("p1", "node1", **HARD_POD_AFFINITY),
-                placed("p2", "node2", **HARD_POD_AFFINITY),
-            ],
-            namespace_labels=NAMESPACE_LABELS,
-            want={"node1": 100, "node2": 100, "node3": 0},
-        ),
+        pod=go_pod("p", namespace="subteam1.team1", labels={"service": "S1"}),
+        want={"node1": 100, "node2": 100, "node3": 0},
     ),
 ]
 
@@ -754,40 +671,32 @@ AFFINITY2 = (
     preferred(5, ("foo", "bar"), ("key", "value"), ("az", "az1")),
 )
 
+na_case = table(NA, pod=go_pod("p", preferred_node_affinity=AFFINITY1))
+
 NODE_AFFINITY_CASES = [
-    go_case(
-        NA,
+    na_case(
         "Skip is returned in PreScore when NodeAffinity is nil",
-        Case(pod=go_pod("p"), nodes=[go_node("node1", LABEL1)], want=None),
+        pod=go_pod("p"),
+        nodes=[go_node("node1", LABEL1)],
+        want=None,
     ),
-    go_case(
-        NA,
+    na_case(
         "no node matches preferred scheduling requirements in NodeAffinity of pod so all nodes' "
         "priority is zero",
-        Case(
-            pod=go_pod("p", preferred_node_affinity=AFFINITY1),
-            nodes=[go_node("node1", LABEL4), go_node("node2", LABEL2), go_node("node3", LABEL3)],
-            want={"node1": 0, "node2": 0, "node3": 0},
-        ),
+        nodes=[go_node("node1", LABEL4), go_node("node2", LABEL2), go_node("node3", LABEL3)],
+        want={"node1": 0, "node2": 0, "node3": 0},
     ),
-    go_case(
-        NA,
+    na_case(
         "only node1 matches the preferred scheduling requirements of pod",
-        Case(
-            pod=go_pod("p", preferred_node_affinity=AFFINITY1),
-            nodes=[go_node("node1", LABEL1), go_node("node2", LABEL2), go_node("node3", LABEL3)],
-            want={"node1": 100, "node2": 0, "node3": 0},
-        ),
+        nodes=[go_node("node1", LABEL1), go_node("node2", LABEL2), go_node("node3", LABEL3)],
+        want={"node1": 100, "node2": 0, "node3": 0},
     ),
-    go_case(
-        NA,
+    na_case(
         "all nodes matches the preferred scheduling requirements of pod but with different "
         "priorities ",
-        Case(
-            pod=go_pod("p", preferred_node_affinity=AFFINITY2),
-            nodes=[go_node("node1", LABEL1), go_node("node5", LABEL5), go_node("node2", LABEL2)],
-            want={"node1": 18, "node5": 100, "node2": 36},
-        ),
+        pod=go_pod("p", preferred_node_affinity=AFFINITY2),
+        nodes=[go_node("node1", LABEL1), go_node("node5", LABEL5), go_node("node2", LABEL2)],
+        want={"node1": 18, "node5": 100, "node2": 36},
     ),
 ]
 
@@ -819,69 +728,56 @@ PREFER = "PreferNoSchedule"
 ARM64 = ("cpu-type", "arm64")
 SSD = ("disk-type", "ssd")
 
+tt_case = table(TT)
+
 TAINT_CASES = [
-    go_case(
-        TT,
+    tt_case(
         "node with taints tolerated by the pod, gets a higher score than those node with "
         "intolerable taints",
-        Case(
-            pod=tolerating(("foo", "bar", PREFER)),
-            nodes=[
-                tainted("nodeA", ("foo", "bar", PREFER)),
-                tainted("nodeB", ("foo", "blah", PREFER)),
-            ],
-            want={"nodeA": 100, "nodeB": 0},
-        ),
+        pod=tolerating(("foo", "bar", PREFER)),
+        nodes=[
+            tainted("nodeA", ("foo", "bar", PREFER)),
+            tainted("nodeB", ("foo", "blah", PREFER)),
+        ],
+        want={"nodeA": 100, "nodeB": 0},
     ),
-    go_case(
-        TT,
+    tt_case(
         "the nodes that all of their taints are tolerated by the pod, get the same score, "
         "no matter how many tolerable taints a node has",
-        Case(
-            pod=tolerating((*ARM64, PREFER), (*SSD, PREFER)),
-            nodes=[
-                tainted("nodeA"),
-                tainted("nodeB", (*ARM64, PREFER)),
-                tainted("nodeC", (*ARM64, PREFER), (*SSD, PREFER)),
-            ],
-            want={"nodeA": 100, "nodeB": 100, "nodeC": 100},
-        ),
+        pod=tolerating((*ARM64, PREFER), (*SSD, PREFER)),
+        nodes=[
+            tainted("nodeA"),
+            tainted("nodeB", (*ARM64, PREFER)),
+            tainted("nodeC", (*ARM64, PREFER), (*SSD, PREFER)),
+        ],
+        want={"nodeA": 100, "nodeB": 100, "nodeC": 100},
     ),
-    go_case(
-        TT,
+    tt_case(
         "the more intolerable taints a node has, the lower score it gets.",
-        Case(
-            pod=tolerating(("foo", "bar", PREFER)),
-            nodes=[
-                tainted("nodeA"),
-                tainted("nodeB", (*ARM64, PREFER)),
-                tainted("nodeC", (*ARM64, PREFER), (*SSD, PREFER)),
-            ],
-            want={"nodeA": 100, "nodeB": 50, "nodeC": 0},
-        ),
+        pod=tolerating(("foo", "bar", PREFER)),
+        nodes=[
+            tainted("nodeA"),
+            tainted("nodeB", (*ARM64, PREFER)),
+            tainted("nodeC", (*ARM64, PREFER), (*SSD, PREFER)),
+        ],
+        want={"nodeA": 100, "nodeB": 50, "nodeC": 0},
     ),
-    go_case(
-        TT,
+    tt_case(
         "only taints and tolerations that have effect PreferNoSchedule are checked by "
         "taints-tolerations priority function",
-        Case(
-            pod=tolerating((*ARM64, "NoSchedule"), (*SSD, "NoSchedule")),
-            nodes=[
-                tainted("nodeA"),
-                tainted("nodeB", (*ARM64, "NoSchedule")),
-                tainted("nodeC", (*ARM64, PREFER), (*SSD, PREFER)),
-            ],
-            want={"nodeA": 100, "nodeB": 100, "nodeC": 0},
-        ),
+        pod=tolerating((*ARM64, "NoSchedule"), (*SSD, "NoSchedule")),
+        nodes=[
+            tainted("nodeA"),
+            tainted("nodeB", (*ARM64, "NoSchedule")),
+            tainted("nodeC", (*ARM64, PREFER), (*SSD, PREFER)),
+        ],
+        want={"nodeA": 100, "nodeB": 100, "nodeC": 0},
     ),
-    go_case(
-        TT,
+    tt_case(
         "Default behaviour No taints and tolerations, lands on node with no taints",
-        Case(
-            pod=tolerating(),
-            nodes=[tainted("nodeA"), tainted("nodeB", (*ARM64, PREFER))],
-            want={"nodeA": 100, "nodeB": 0},
-        ),
+        pod=tolerating(),
+        nodes=[tainted("nodeA"), tainted("nodeB", (*ARM64, PREFER))],
+        want={"nodeA": 100, "nodeB": 0},
     ),
 ]
 
@@ -910,46 +806,35 @@ def requesting(name: str, cpu_millicores: int, memory_bytes: int, node: str | No
     return go_pod(name, node=node, cpu_millicores=cpu_millicores, memory_bytes=memory_bytes)
 
 
+least_case = table(LEAST, pod=requesting("p", cores(1000 + 2000), 2000 + 3000))
+
 LEAST_CASES = [
-    go_case(
-        LEAST,
+    least_case(
         "nothing scheduled, resources requested, differently sized nodes",
-        Case(
-            pod=requesting("p", cores(1000 + 2000), 2000 + 3000),
-            nodes=[sized("node1", cores(4000), 10000), sized("node2", cores(6000), 10000)],
-            want={"node1": 37, "node2": 50},
-        ),
+        nodes=[sized("node1", cores(4000), 10000), sized("node2", cores(6000), 10000)],
+        want={"node1": 37, "node2": 50},
     ),
-    go_case(
-        LEAST,
+    least_case(
         "resources requested, pods scheduled with resources",
-        Case(
-            pod=requesting("p", cores(1000 + 2000), 2000 + 3000),
-            nodes=[sized("node1", cores(10000), 20000), sized("node2", cores(10000), 20000)],
-            pods=[
-                requesting("p1", cores(3000), 0, node="node1"),
-                requesting("p2", cores(3000), 5000, node="node2"),
-            ],
-            want={"node1": 57, "node2": 45},
-        ),
-        xfail=(
-            'the placed pod on node1 requests memory "0" explicitly; Go adds the non-zero '
-            "default (200MiB) only for a container that omits the request, the model (pod "
-            "totals only) adds it for any pod requesting 0, so node1 scores (40 + 0) / 2 = 20"
-        ),
+        nodes=[sized("node1", cores(10000), 20000), sized("node2", cores(10000), 20000)],
+        pods=[
+            requesting("p1", cores(3000), 0, node="node1"),
+            requesting("p2", cores(3000), 5000, node="node2"),
+        ],
+        want={"node1": 57, "node2": 45},
+        xfail='the placed pod on node1 requests memory "0" explicitly; Go adds the non-zero '
+        "default (200MiB) only for a container that omits the request, the model (pod "
+        "totals only) adds it for any pod requesting 0, so node1 scores (40 + 0) / 2 = 20",
     ),
-    go_case(
-        LEAST,
+    least_case(
         "zero node resources, pods scheduled with resources",
-        Case(
-            pod=go_pod("p"),
-            nodes=[sized("node1", 0, 0), sized("node2", 0, 0)],
-            pods=[
-                requesting("p1", cores(3000), 0, node="node1"),
-                requesting("p2", cores(3000), 5000, node="node2"),
-            ],
-            want={"node1": 0, "node2": 0},
-        ),
+        pod=go_pod("p"),
+        nodes=[sized("node1", 0, 0), sized("node2", 0, 0)],
+        pods=[
+            requesting("p1", cores(3000), 0, node="node1"),
+            requesting("p2", cores(3000), 5000, node="node2"),
+        ],
+        want={"node1": 0, "node2": 0},
     ),
 ]
 
@@ -994,120 +879,90 @@ def extended_pod(name: str, node: str | None = None, **counts: int) -> Pod:
 
 MOST_ALLOCATED = fit_profile("MostAllocated")
 
+most_case = table(
+    MOST, pod=requesting("p", cores(1000 + 2000), 2000 + 3000), profile=MOST_ALLOCATED
+)
+
 MOST_CASES = [
-    go_case(
-        MOST,
+    most_case(
         "nothing scheduled, resources requested, differently sized nodes",
-        Case(
-            pod=requesting("p", cores(1000 + 2000), 2000 + 3000),
-            nodes=[sized("node1", cores(4000), 10000), sized("node2", cores(6000), 10000)],
-            profile=MOST_ALLOCATED,
-            want={"node1": 62, "node2": 50},
-        ),
+        nodes=[sized("node1", cores(4000), 10000), sized("node2", cores(6000), 10000)],
+        want={"node1": 62, "node2": 50},
     ),
-    go_case(
-        MOST,
+    most_case(
         "resources requested, pods scheduled with resources",
-        Case(
-            pod=requesting("p", cores(1000 + 2000), 2000 + 3000),
-            nodes=[sized("node1", cores(10000), 20000), sized("node2", cores(10000), 20000)],
-            pods=[
-                requesting("p1", cores(3000), 0, node="node1"),
-                requesting("p2", cores(3000), 5000, node="node2"),
-            ],
-            profile=MOST_ALLOCATED,
-            want={"node1": 42, "node2": 55},
-        ),
-        xfail=(
-            'the placed pod on node1 requests memory "0" explicitly; Go adds the non-zero '
-            "default (200MiB) only for a container that omits the request, the model (pod "
-            "totals only) adds it for any pod requesting 0, so node1's memory counts full"
-        ),
+        nodes=[sized("node1", cores(10000), 20000), sized("node2", cores(10000), 20000)],
+        pods=[
+            requesting("p1", cores(3000), 0, node="node1"),
+            requesting("p2", cores(3000), 5000, node="node2"),
+        ],
+        want={"node1": 42, "node2": 55},
+        xfail='the placed pod on node1 requests memory "0" explicitly; Go adds the non-zero '
+        "default (200MiB) only for a container that omits the request, the model (pod "
+        "totals only) adds it for any pod requesting 0, so node1's memory counts full",
     ),
-    go_case(
-        MOST,
+    most_case(
         "resources requested equal node capacity",
-        Case(
-            pod=requesting("p", cores(2000 + 3000), 4000 + 5000),
-            nodes=[sized("node1", cores(5000), 10000), sized("node2", cores(10000), 9000)],
-            profile=MOST_ALLOCATED,
-            want={"node1": 95, "node2": 75},
-        ),
+        pod=requesting("p", cores(2000 + 3000), 4000 + 5000),
+        nodes=[sized("node1", cores(5000), 10000), sized("node2", cores(10000), 9000)],
+        want={"node1": 95, "node2": 75},
     ),
-    go_case(
-        MOST,
+    most_case(
         "nothing scheduled, resources requested, differently sized nodes (weighted)",
-        Case(
-            pod=requesting("p", cores(1000 + 2000), 2000 + 3000),
-            nodes=[sized("node1", cores(4000), 10000), sized("node2", cores(6000), 10000)],
-            profile=fit_profile(
-                "MostAllocated",
-                (ResourceWeight(name="memory", weight=2), ResourceWeight(name="cpu", weight=1)),
-            ),
-            want={"node1": 58, "node2": 50},
+        nodes=[sized("node1", cores(4000), 10000), sized("node2", cores(6000), 10000)],
+        profile=fit_profile(
+            "MostAllocated",
+            (ResourceWeight(name="memory", weight=2), ResourceWeight(name="cpu", weight=1)),
         ),
+        want={"node1": 58, "node2": 50},
     ),
-    go_case(
-        MOST,
+    most_case(
         "no resources requested, pods scheduled, nonzero request for resource",
-        Case(
-            pod=go_pod("p"),
-            nodes=[
-                sized("node1", 250, 1000 * 1024 * 1024),
-                sized("node2", 250, 1000 * 1024 * 1024),
-            ],
-            pods=[go_pod("p1", node="node1"), go_pod("p2", node="node1")],
-            profile=MOST_ALLOCATED,
-            want={"node1": 80, "node2": 30},
-        ),
+        pod=go_pod("p"),
+        nodes=[
+            sized("node1", 250, 1000 * 1024 * 1024),
+            sized("node2", 250, 1000 * 1024 * 1024),
+        ],
+        pods=[go_pod("p1", node="node1"), go_pod("p2", node="node1")],
+        want={"node1": 80, "node2": 30},
     ),
-    go_case(
-        MOST,
+    most_case(
         "bypass extended resource if the pod does not request",
-        Case(
-            pod=requesting("p", cores(1000 + 2000), 2000 + 3000),
-            nodes=[
-                sized("node1", cores(6000), 10000),
-                with_extended(sized("node2", cores(6000), 10000), abc_com__xyz=4),
-            ],
-            profile=fit_profile("MostAllocated", EXTENDED_RESOURCE_SET),
-            want={"node1": 50, "node2": 50},
-        ),
+        nodes=[
+            sized("node1", cores(6000), 10000),
+            with_extended(sized("node2", cores(6000), 10000), abc_com__xyz=4),
+        ],
+        profile=fit_profile("MostAllocated", EXTENDED_RESOURCE_SET),
+        want={"node1": 50, "node2": 50},
     ),
-    go_case(
-        MOST,
+    most_case(
         "honor extended resource if the pod request",
-        Case(
-            pod=dataclasses.replace(
-                requesting("p", cores(3000), 5000), extended_requests={EXTENDED: 2}
-            ),
-            nodes=[
-                with_extended(sized("node1", cores(6000), 10000), abc_com__xyz=4),
-                with_extended(sized("node2", cores(6000), 10000), abc_com__xyz=10),
-            ],
-            profile=fit_profile("MostAllocated", EXTENDED_RESOURCE_SET),
-            want={"node1": 50, "node2": 40},
+        pod=dataclasses.replace(
+            requesting("p", cores(3000), 5000), extended_requests={EXTENDED: 2}
         ),
+        nodes=[
+            with_extended(sized("node1", cores(6000), 10000), abc_com__xyz=4),
+            with_extended(sized("node2", cores(6000), 10000), abc_com__xyz=10),
+        ],
+        profile=fit_profile("MostAllocated", EXTENDED_RESOURCE_SET),
+        want={"node1": 50, "node2": 40},
     ),
-    go_case(
-        MOST,
+    most_case(
         "if the node doesn't have a resource",
-        Case(
-            pod=requesting("p", cores(3000), 4000),
-            nodes=[
-                sized("node1", cores(6000), 10000),
-                with_extended(sized("node2", cores(6000), 10000), abc_com__xyz=4),
-            ],
-            profile=fit_profile(
-                "MostAllocated",
-                (
-                    ResourceWeight(name=EXTENDED, weight=2),
-                    ResourceWeight(name="cpu"),
-                    ResourceWeight(name="memory"),
-                ),
+        pod=requesting("p", cores(3000), 4000),
+        nodes=[
+            sized("node1", cores(6000), 10000),
+            with_extended(sized("node2", cores(6000), 10000), abc_com__xyz=4),
+        ],
+        profile=fit_profile(
+            "MostAllocated",
+            (
+                ResourceWeight(name=EXTENDED, weight=2),
+                ResourceWeight(name="cpu"),
+                ResourceWeight(name="memory"),
             ),
-            want={"node1": 45, "node2": 45},
         ),
+        want={"node1": 45, "node2": 45},
     ),
 ]
 
@@ -1145,77 +1000,48 @@ FOO_4 = {"intel_com__foo": 4}
 FOO_4_BAR_8 = {"intel_com__foo": 4, "intel_com__bar": 8}
 FOO_8_BAR_4 = {"intel_com__foo": 8, "intel_com__bar": 4}
 
+single_case = table(
+    SINGLE,
+    nodes=[bin_node("node1", **FOO_8), bin_node("node2", **FOO_4)],
+    profile=FOO_ONLY,
+    pod=extended_pod("p", intel_com__foo=2),
+)
+
+multiple_case = table(
+    MULTIPLE,
+    nodes=[bin_node("node1", **FOO_8_BAR_4), bin_node("node2", **FOO_4_BAR_8)],
+    profile=FOO_AND_BAR,
+)
+
 RTCR_CASES = [
-    go_case(
-        SINGLE,
-        "nothing scheduled, nothing requested",
-        Case(
-            pod=go_pod("p"),
-            nodes=[bin_node("node1", **FOO_8), bin_node("node2", **FOO_4)],
-            profile=FOO_ONLY,
-            want={"node1": 0, "node2": 0},
-        ),
+    single_case(
+        "nothing scheduled, nothing requested", pod=go_pod("p"), want={"node1": 0, "node2": 0}
     ),
-    go_case(
-        SINGLE,
-        "resources requested, pods scheduled with less resources",
-        Case(
-            pod=extended_pod("p", intel_com__foo=2),
-            nodes=[bin_node("node1", **FOO_8), bin_node("node2", **FOO_4)],
-            profile=FOO_ONLY,
-            want={"node1": 2, "node2": 5},
-        ),
+    single_case(
+        "resources requested, pods scheduled with less resources", want={"node1": 2, "node2": 5}
     ),
-    go_case(
-        SINGLE,
+    single_case(
         "resources requested, pods scheduled with resources, on node with existing pod running",
-        Case(
-            pod=extended_pod("p", intel_com__foo=2),
-            nodes=[bin_node("node1", **FOO_8), bin_node("node2", **FOO_4)],
-            pods=[extended_pod("p1", "node2", intel_com__foo=2)],
-            profile=FOO_ONLY,
-            want={"node1": 2, "node2": 10},
-        ),
+        pods=[extended_pod("p1", "node2", intel_com__foo=2)],
+        want={"node1": 2, "node2": 10},
     ),
-    go_case(
-        SINGLE,
+    single_case(
         "resources requested, pods scheduled with more resources",
-        Case(
-            pod=extended_pod("p", intel_com__foo=4),
-            nodes=[bin_node("node1", **FOO_8), bin_node("node2", **FOO_4)],
-            profile=FOO_ONLY,
-            want={"node1": 5, "node2": 10},
-        ),
+        pod=extended_pod("p", intel_com__foo=4),
+        want={"node1": 5, "node2": 10},
     ),
-    go_case(
-        MULTIPLE,
-        "nothing scheduled, nothing requested",
-        Case(
-            pod=go_pod("p"),
-            nodes=[bin_node("node1", **FOO_8_BAR_4), bin_node("node2", **FOO_4_BAR_8)],
-            profile=FOO_AND_BAR,
-            want={"node1": 0, "node2": 0},
-        ),
+    multiple_case(
+        "nothing scheduled, nothing requested", pod=go_pod("p"), want={"node1": 0, "node2": 0}
     ),
-    go_case(
-        MULTIPLE,
+    multiple_case(
         "resources requested, pods scheduled with less resources",
-        Case(
-            pod=extended_pod("p", intel_com__foo=2, intel_com__bar=2),
-            nodes=[bin_node("node1", **FOO_8_BAR_4), bin_node("node2", **FOO_4_BAR_8)],
-            profile=FOO_AND_BAR,
-            want={"node1": 4, "node2": 3},
-        ),
+        pod=extended_pod("p", intel_com__foo=2, intel_com__bar=2),
+        want={"node1": 4, "node2": 3},
     ),
-    go_case(
-        MULTIPLE,
+    multiple_case(
         "resources requested, pods scheduled with more resources",
-        Case(
-            pod=extended_pod("p", intel_com__foo=4, intel_com__bar=2),
-            nodes=[bin_node("node1", **FOO_8_BAR_4), bin_node("node2", **FOO_4_BAR_8)],
-            profile=FOO_AND_BAR,
-            want={"node1": 5, "node2": 5},
-        ),
+        pod=extended_pod("p", intel_com__foo=4, intel_com__bar=2),
+        want={"node1": 5, "node2": 5},
     ),
 ]
 
@@ -1249,60 +1075,44 @@ def test_broken_linear_function(shape: list[tuple[int, int]], expected: dict[int
 CPU_AND_MEMORY = (1000 + 2000, 2000 + 3000)
 CPU_ONLY = (1000 + 2000, 0)
 
+balanced_case = table(BALANCED, pod=requesting("p", *CPU_AND_MEMORY))
+
 BALANCED_CASES = [
-    go_case(
-        BALANCED,
+    balanced_case(
         "nothing scheduled, nothing requested, skip in PreScore",
-        Case(
-            pod=go_pod("p"),
-            nodes=[sized("node1", 4000, 10000), sized("node2", 4000, 10000)],
-            want=None,
-        ),
+        pod=go_pod("p"),
+        nodes=[sized("node1", 4000, 10000), sized("node2", 4000, 10000)],
+        want=None,
     ),
-    go_case(
-        BALANCED,
+    balanced_case(
         "nothing scheduled, resources requested, differently sized nodes",
-        Case(
-            pod=requesting("p", *CPU_AND_MEMORY),
-            nodes=[sized("node1", 4000, 10000), sized("node2", 6000, 10000)],
-            want={"node1": 87, "node2": 100},
-        ),
+        nodes=[sized("node1", 4000, 10000), sized("node2", 6000, 10000)],
+        want={"node1": 87, "node2": 100},
     ),
-    go_case(
-        BALANCED,
+    balanced_case(
         "resources requested, pods scheduled with resources",
-        Case(
-            pod=requesting("p", *CPU_AND_MEMORY),
-            nodes=[sized("node1", 10000, 20000), sized("node2", 10000, 20000)],
-            pods=[
-                requesting("p1", *CPU_ONLY, node="node1"),
-                requesting("p2", *CPU_AND_MEMORY, node="node2"),
-            ],
-            want={"node1": 82, "node2": 95},
-        ),
+        nodes=[sized("node1", 10000, 20000), sized("node2", 10000, 20000)],
+        pods=[
+            requesting("p1", *CPU_ONLY, node="node1"),
+            requesting("p2", *CPU_AND_MEMORY, node="node2"),
+        ],
+        want={"node1": 82, "node2": 95},
     ),
-    go_case(
-        BALANCED,
+    balanced_case(
         "requested resources at node capacity",
-        Case(
-            pod=requesting("p", *CPU_ONLY),
-            nodes=[sized("node1", 6000, 10000), sized("node2", 6000, 10000)],
-            pods=[
-                requesting("p1", *CPU_ONLY, node="node1"),
-                requesting("p2", *CPU_AND_MEMORY, node="node2"),
-            ],
-            want={"node1": 50, "node2": 75},
-        ),
+        pod=requesting("p", *CPU_ONLY),
+        nodes=[sized("node1", 6000, 10000), sized("node2", 6000, 10000)],
+        pods=[
+            requesting("p1", *CPU_ONLY, node="node1"),
+            requesting("p2", *CPU_AND_MEMORY, node="node2"),
+        ],
+        want={"node1": 50, "node2": 75},
     ),
     # node1's nvidia.com/gpu is skipped in Go as the pod does not request it.
-    go_case(
-        BALANCED,
+    balanced_case(
         "node without the scalar resource should skip the scalar resource",
-        Case(
-            pod=requesting("p", *CPU_AND_MEMORY),
-            nodes=[sized("node1", 3500, 40000), sized("node2", 3500, 40000)],
-            want={"node1": 63, "node2": 63},
-        ),
+        nodes=[sized("node1", 3500, 40000), sized("node2", 3500, 40000)],
+        want={"node1": 63, "node2": 63},
     ),
 ]
 
@@ -1355,77 +1165,58 @@ NODE_20_30_40 = (
     image(40, "gcr.io/40:latest"),
 )
 
+images_case = table(IMAGES)
+
 IMAGE_CASES = [
-    go_case(
-        IMAGES,
+    images_case(
         "two images spread on two nodes, prefer the larger image one",
-        Case(
-            pod=running("gcr.io/40", "gcr.io/250"),
-            nodes=[imaged("node1", *NODE_40_300_2000), imaged("node2", *NODE_250_10)],
-            want={"node1": 0, "node2": 5},
-        ),
+        pod=running("gcr.io/40", "gcr.io/250"),
+        nodes=[imaged("node1", *NODE_40_300_2000), imaged("node2", *NODE_250_10)],
+        want={"node1": 0, "node2": 5},
     ),
-    go_case(
-        IMAGES,
+    images_case(
         "two images on one node, prefer this node",
-        Case(
-            pod=running("gcr.io/40", "gcr.io/300"),
-            nodes=[imaged("node1", *NODE_40_300_2000), imaged("node2", *NODE_250_10)],
-            want={"node1": 7, "node2": 0},
-        ),
+        pod=running("gcr.io/40", "gcr.io/300"),
+        nodes=[imaged("node1", *NODE_40_300_2000), imaged("node2", *NODE_250_10)],
+        want={"node1": 7, "node2": 0},
     ),
-    go_case(
-        IMAGES,
+    images_case(
         "if exceed limit, use limit",
-        Case(
-            pod=running("gcr.io/10", "gcr.io/4000"),
-            nodes=[imaged("node1", *NODE_4000_30), imaged("node2", *NODE_250_10)],
-            want={"node1": 100, "node2": 0},
-        ),
+        pod=running("gcr.io/10", "gcr.io/4000"),
+        nodes=[imaged("node1", *NODE_4000_30), imaged("node2", *NODE_250_10)],
+        want={"node1": 100, "node2": 0},
     ),
-    go_case(
-        IMAGES,
+    images_case(
         "if exceed limit, use limit (with node which has no images present)",
-        Case(
-            pod=running("gcr.io/10", "gcr.io/4000"),
-            nodes=[
-                imaged("node1", *NODE_4000_30),
-                imaged("node2", *NODE_250_10),
-                imaged("node3"),
-            ],
-            want={"node1": 66, "node2": 0, "node3": 0},
-        ),
+        pod=running("gcr.io/10", "gcr.io/4000"),
+        nodes=[
+            imaged("node1", *NODE_4000_30),
+            imaged("node2", *NODE_250_10),
+            imaged("node3"),
+        ],
+        want={"node1": 66, "node2": 0, "node3": 0},
     ),
-    go_case(
-        IMAGES,
+    images_case(
         "pod with multiple large images, node2 is preferred",
-        Case(
-            pod=running("gcr.io/300", "gcr.io/600", "gcr.io/900"),
-            nodes=[
-                imaged("node1", *NODE_600_40_900),
-                imaged("node2", *NODE_300_600_900),
-                imaged("node3"),
-            ],
-            want={"node1": 32, "node2": 36, "node3": 0},
-        ),
+        pod=running("gcr.io/300", "gcr.io/600", "gcr.io/900"),
+        nodes=[
+            imaged("node1", *NODE_600_40_900),
+            imaged("node2", *NODE_300_600_900),
+            imaged("node3"),
+        ],
+        want={"node1": 32, "node2": 36, "node3": 0},
     ),
-    go_case(
-        IMAGES,
+    images_case(
         "pod with multiple small images",
-        Case(
-            pod=running("gcr.io/30", "gcr.io/40"),
-            nodes=[imaged("node1", *NODE_20_30_40), imaged("node2", *NODE_4000_30)],
-            want={"node1": 1, "node2": 0},
-        ),
+        pod=running("gcr.io/30", "gcr.io/40"),
+        nodes=[imaged("node1", *NODE_20_30_40), imaged("node2", *NODE_4000_30)],
+        want={"node1": 1, "node2": 0},
     ),
-    go_case(
-        IMAGES,
+    images_case(
         "include InitContainers: two images spread on two nodes, prefer the larger image one",
-        Case(
-            pod=running("gcr.io/30", init=["gcr.io/300"]),
-            nodes=[imaged("node1", *NODE_40_300_2000), imaged("node2", *NODE_20_30_40)],
-            want={"node1": 6, "node2": 0},
-        ),
+        pod=running("gcr.io/30", init=["gcr.io/300"]),
+        nodes=[imaged("node1", *NODE_40_300_2000), imaged("node2", *NODE_20_30_40)],
+        want={"node1": 6, "node2": 0},
     ),
 ]
 
