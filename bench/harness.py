@@ -22,18 +22,17 @@ It converts the instance in memory, and plans it with each solver:
 loadaware with `optimizer.method: milp`, loadaware with `greedy`, the
 descheduler-order baseline (`bench.descheduler_baseline`), and in the families
 whose scheduler is not the default profile, loadaware with milp left on the
-default profile ("milp-default-profile"). Each plan runs in a
-process of its own, which reads the instance back from a pickle, resets its RSS
-high-water mark, plans, and reports the rise: the planner's peak memory on top
-of the cluster it was given. Solve seconds are the wall time around the
+default profile ("milp-default-profile"). Each plan runs in a process of its
+own, which reads the instance back from a pickle, resets its RSS high-water
+mark, plans, and reports the rise: the planner's peak memory on top of the
+cluster it was given. Solve seconds are the wall time around the
 planner call, measured by the harness, not what the plan says.
 
 Everything else in a row is recomputed by the harness from the inputs and the
 plan's evictions (`bench.measure`, `bench.checks`): the replacements are placed
 in order by loadaware's kube-scheduler model, each under the soft taints its
 eviction's `steer` names, scored by the profiles of the family's cluster. Each
-plan is replayed twice, one row each: with every
-feasible node scored ("full": landing on a random one of the nodes tied for the
+plan is replayed twice, one row each: with every feasible node scored ("full": landing on a random one of the nodes tied for the
 best score unless the plan's expected node is among them), and with
 kube-scheduler's default node sampling ("sampled": the best of the nodes its
 walk scores, a seeded-random one of them if tied; `--scoring` picks one). Hot
