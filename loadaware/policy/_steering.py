@@ -96,7 +96,7 @@ class SteeringSettings(_strict.StrictModel):
             "The least share of recent bindings the model must have predicted (the "
             "agreement `serve` measures on every binding it sees) for a round to act "
             "on its landings: below it, once minAgreementObservations bindings were "
-            "seen, a round that would evict is refused (scheduler-model-disagrees), "
+            "seen, a live round is refused before it plans (scheduler-model-disagrees), "
             "softTaint on or off, as both rest on the predicted landings. During a "
             "round, off-set landings beyond maxOffSetLandings that are also more than "
             "1 - minModelAgreement of its landings stop it. 0 turns the guard off."
