@@ -61,6 +61,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "Executor",
         "HOTSPOT_TAINT_KEY",
         "Kube",
+        "ModelDisagreesError",
         "PROCEED",
         "Proceed",
         "RawObject",

@@ -8,7 +8,9 @@ it (the eviction's `steer` set), and verifies that replacements
 become Ready on cooler nodes, opening a circuit breaker when they do not. A
 suspend switch on the same ConfigMap stops every eviction at once. The re-check
 before each eviction answers Proceed, Skip or Stop; why the executor stopped is
-an error (ExecutionReport.stopped), never a string to parse.
+an error (ExecutionReport.stopped), never a string to parse. Replacements
+bound outside the landing set the model predicted stop the round past a bound
+(ModelDisagreesError, scheduler-model-disagrees).
 
 Its calls to the API server are loadaware.kube's (`Kube`, re-exported here as the
 evictor's client).
@@ -32,6 +34,7 @@ from loadaware.evict._stops import (
     BreakerOpenedError,
     BreakerOpenError,
     EvictionFailedError,
+    ModelDisagreesError,
     StopRequestedError,
 )
 from loadaware.evict._taint import (
@@ -55,6 +58,7 @@ __all__ = [
     "ExecutionReport",
     "Executor",
     "Kube",
+    "ModelDisagreesError",
     "Proceed",
     "RawObject",
     "Recheck",

@@ -29,6 +29,12 @@ The suspend switch is checked in the reservation before every eviction (see
 _state): a suspended eviction is skipped ("suspended") and the round stops
 there; replacements of pods already evicted are still verified.
 
+Off-set landings are the model disagreeing with the cluster's scheduler: each
+replacement's node is told to the round's guard as soon as it is bound, and past
+its bound (see _landing_guard) the round stops evicting, its taints removed at
+once, with ModelDisagreesError (scheduler-model-disagrees). Bad landings still
+open the breaker.
+
 Its parts: `_steering` keeps the taints on each eviction's steer set, `_verify` finds
 and judges the replacements, `_execution_report` is what the round did.
 """
@@ -41,7 +47,7 @@ from collections.abc import Callable
 
 from loadaware import cluster, plan
 from loadaware.errors import ClusterError, NotFoundError, TooManyRequestsError
-from loadaware.evict import _recheck, _state, _steering, _stops, _verify
+from loadaware.evict import _landing_guard, _recheck, _state, _steering, _stops, _verify
 from loadaware.evict._execution_report import ExecutionReport
 from loadaware.evict._outcome import EvictionOutcome, Result, record_outcome
 from loadaware.kube import Kube, RawObject
@@ -85,6 +91,7 @@ class Executor:
         self._stop_requested = stop_requested or (lambda: None)
         self._planned = 0  # evictions in the plan being carried out
         self._control: plan.LandingControl | None = None
+        self._guard: _landing_guard.OffSetLandingGuard | None = None
         # The round's parts, made afresh by each run.
         self._steering = _steering.SteeringTaints(kube)
         self._verifier = self._verifier_for(None)
@@ -103,6 +110,11 @@ class Executor:
         report = ExecutionReport(round_id=self._round, dry_run=self._dry_run)
         self._control = control
         self._verifier = self._verifier_for(control)
+        self._guard = (
+            _landing_guard.OffSetLandingGuard(self._policy, control)
+            if control is not None
+            else None
+        )
         self._planned = len(planned.evictions)
         if not planned.evictions:
             return report
@@ -205,10 +217,28 @@ class Executor:
             if started is not None:
                 # Each replacement is placed before the next eviction, as the plan
                 # predicted them: in order, and under this eviction's taints.
-                self._verifier.wait_bound(started)
+                bound = self._verifier.wait_bound(started)
                 waiting[workload] = started
+                if bound is not None:
+                    self._guard_landing(started.eviction, bound, report)
         for pending in waiting.values():
             self._verifier.verify(pending, classes, report)
+
+    def _guard_landing(self, eviction: plan.Eviction, node: str, report: ExecutionReport) -> None:
+        """Where the replacement was bound, told to the round's guard on the model
+        (see _landing_guard): past its bound the round stops evicting and its steering
+        taints come off now, as the landings they claim are not to be trusted."""
+        if self._guard is None:
+            return
+        disagrees = self._guard.observe(eviction, node)
+        if disagrees is None or report.stopped is not None:
+            return
+        report.stopped = disagrees
+        log.warning(
+            "stopping: the scheduler disagrees with the model",
+            extra={"round": self._round, "reason": disagrees.summary()},
+        )
+        self._steering.remove_all(report)
 
     def _pod_changed(self, eviction: plan.Eviction, pod: cluster.Pod | None) -> str | None:
         """Whether the pod is still the one planned: same UID, same node, not terminating."""

@@ -47,3 +47,13 @@ class BreakerOpenedError(LoadawareError):
 
     def summary(self) -> str:
         return f"breaker opened: {self.message}"
+
+
+class ModelDisagreesError(RefusedError):
+    """The model of kube-scheduler cannot back the round's landing claims: the recent
+    agreement with the cluster's scheduler is under steering.minModelAgreement (the
+    round refuses before it plans), or the round's own replacements landed outside
+    their landing sets beyond steering.maxOffSetLandings (it stops evicting). A
+    refusal: the round does not go on with landings it cannot predict."""
+
+    reference = "scheduler-model-disagrees"

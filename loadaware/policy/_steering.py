@@ -90,6 +90,37 @@ class SteeringSettings(_strict.StrictModel):
         ),
     )
 
+    min_model_agreement: Annotated[float, Field(ge=0, le=1)] = Field(
+        default=0.95,
+        description=(
+            "The least share of recent bindings the model must have predicted (the "
+            "agreement `serve` measures on every binding it sees) for a round to act "
+            "on its landings: below it, once minAgreementObservations bindings were "
+            "seen, a live round is refused before it plans (scheduler-model-disagrees), "
+            "softTaint on or off, as both rest on the predicted landings. During a "
+            "round, off-set landings beyond maxOffSetLandings that are also more than "
+            "1 - minModelAgreement of its landings stop it. 0 turns the guard off."
+        ),
+    )
+    min_agreement_observations: Annotated[int, Field(ge=1)] = Field(
+        default=20,
+        description=(
+            "How many recent bindings the agreement must rest on before "
+            "minModelAgreement refuses a round: fewer say too little either way."
+        ),
+    )
+    max_off_set_landings: Annotated[int, Field(ge=0)] = Field(
+        default=2,
+        description=(
+            "Replacements a round lets land on a good node outside their landing set "
+            "(off-set: the model predicted otherwise) before it stops: one more, when "
+            "off-set landings are also more than 1 - minModelAgreement of the "
+            "round's landings, ends it partial (scheduler-model-disagrees), its "
+            "taints removed. A single unlucky landing does not stop a round; a model "
+            "that disagrees is caught within a few evictions."
+        ),
+    )
+
     @model_validator(mode="after")
     def _scheduler_names_have_profiles(self) -> SteeringSettings:
         if self.scheduler_config is None or self.scheduler_names is None:

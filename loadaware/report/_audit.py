@@ -30,6 +30,7 @@ def round_to_json(record: rounds.RoundRecord) -> dict[str, Any]:
         "reason": record.reason,
         "exitCode": record.exit_code,
         "inputs": record.inputs,
+        "modelAgreement": record.model_agreement,
         "plan": plan.plan_to_json(record.plan) if record.plan is not None else None,
         "evictions": [
             {

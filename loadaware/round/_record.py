@@ -36,6 +36,9 @@ class RoundRecord:
     leftover_taints_removed: list[str] = field(default_factory=list)
     # What a live round did of what it planned; None: nothing was executed, or a dry run.
     completion: _completion.RoundCompletion | None = None
+    # The recent agreement of the model with the cluster's scheduler the round was
+    # guarded by (see _model_guard); None: nothing measured it.
+    model_agreement: dict[str, Any] | None = None
     # planned, noop, refused, executed, partial (stopped early or left hot nodes), aborted
     status: str = "running"
     reason: str = ""

@@ -8,9 +8,11 @@ any), the proof a round planned ahead owes, and the usage it read.
 
 Before anything else a round checks that its state can be kept (the state
 namespace exists, the ConfigMap may be read and written): otherwise it is
-refused with exit 2 and the fix, before a taint or an eviction. Then it
-settles the reservations earlier rounds left without an answer, so that a
-dropped connection does not hold a window budget until the window passes.
+refused with exit 2 and the fix, before a taint or an eviction. A round is
+refused too when the model of kube-scheduler is known to disagree with the
+cluster's (_model_guard, scheduler-model-disagrees). Then it settles the
+reservations earlier rounds left without an answer, so that a dropped
+connection does not hold a window budget until the window passes.
 
 After the evictions and the relief check a live round is measured by what it
 did of its plan (_completion): one that stopped evicting early or left hot a node it planned to
@@ -28,13 +30,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from loadaware import cluster, evict, metrics, plan, policy
+from loadaware import cluster, evict, metrics, plan, policy, scheduling
 from loadaware.errors import ClusterError, LoadawareError, RefusedError, SetupError
 from loadaware.round import (
     _completion,
     _forecast,
     _forecast_proof,
     _inputs,
+    _model_guard,
     _planning,
     _recheck,
     _record,
@@ -66,6 +69,9 @@ class RoundContext:
     # The forecast for rounds planned ahead (RoundOptions.forecast_horizon); None:
     # the source has none (only Prometheus keeps past weeks).
     read_forecast: _forecast.ForecastReader | None = None
+    # The recent agreement of the model with the cluster's scheduler (serve measures it
+    # on every binding); too low, a live round is refused (_model_guard). None: unmeasured.
+    model_agreement: Callable[[], scheduling.ModelAgreement] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -177,6 +183,13 @@ class _Round:
         """Plan and carry out the round; returns the error it ended with, or None."""
         state = evict.StateStore(self.context.kube, self.settings, self.context.clock)
         settled = self._open(state)
+        # Before a taint or an eviction, and before the round plans on the model.
+        agreement = _model_guard.check_model_agreement(
+            self.settings, self.context.model_agreement, dry_run=self.dry_run
+        )
+        self.record.model_agreement = agreement.figures
+        if agreement.refusal is not None:
+            raise agreement.refusal
         planning = self._plan(state, settled)
         refusal = planning.planned.refusal
         if refusal is not None:
