@@ -50,7 +50,9 @@ class ClusterMirror:
         terminating = {
             p.key: p
             for p in state.pods
-            if p.is_load and p.deletion_timestamp is not None and occupancy.has_node(p.node_name or "")
+            if p.is_load
+            and p.deletion_timestamp is not None
+            and occupancy.has_node(p.node_name or "")
         }
         return cls(occupancy, terminating, state.workloads_by_key)
 

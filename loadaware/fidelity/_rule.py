@@ -61,9 +61,7 @@ def compare_binding(
     percentage = profile.percentage_of_nodes_to_score
     if percentage is None:
         percentage = percentage_of_nodes_to_score
-    scores = scheduling.score_pod(
-        pod, occupancy, indexes, terminating=terminating, profile=profile
-    )
+    scores = scheduling.score_pod(pod, occupancy, indexes, terminating=terminating, profile=profile)
     predicted = scores.best_names(names)[:PREDICTED_KEPT]
 
     def binding(agreed: bool, reason: str = "") -> scheduling.Binding:

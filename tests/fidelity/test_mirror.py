@@ -15,7 +15,9 @@ from loadaware import cluster, fidelity
 from tests.lib.builders import NOW, make_cluster, make_node, make_pod
 
 
-def _change(kind: str, old: object = None, new: object = None, **fields: object) -> cluster.CacheChange:
+def _change(
+    kind: str, old: object = None, new: object = None, **fields: object
+) -> cluster.CacheChange:
     return cluster.CacheChange(kind=kind, sequence=1, old=old, new=new, **fields)  # type: ignore[arg-type]
 
 
@@ -77,7 +79,8 @@ def test_what_it_cannot_follow_calls_for_a_rebuild() -> None:
 def test_a_pod_gets_its_owners_selector() -> None:
     mirror = _mirror()
     pod = make_pod("web-1", node=None)
-    assert pod.owner is not None and pod.owner.name == "web-rs"
+    assert pod.owner is not None
+    assert pod.owner.name == "web-rs"
     assert mirror.completed(pod).owner_selector == cluster.LabelSelector(
         match_labels={"app": "web"}
     )

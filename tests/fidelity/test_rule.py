@@ -39,8 +39,11 @@ def _compare(occupancy: scheduling.Occupancy, node: str, **options: object) -> s
 def test_below_100_nodes_only_a_best_node_agrees() -> None:
     occupancy = _occupancy({"a": 0, "b": 2000, "c": 3000})
     agreed = _compare(occupancy, "a")
-    assert agreed.agreed and agreed.predicted == ("a",) and agreed.reason == ""
-    assert agreed.pod == "default/web-new" and agreed.scheduler_name == "default-scheduler"
+    assert agreed.agreed
+    assert agreed.predicted == ("a",)
+    assert agreed.reason == ""
+    assert agreed.pod == "default/web-new"
+    assert agreed.scheduler_name == "default-scheduler"
     worst = _compare(occupancy, "c")
     assert not worst.agreed
     assert worst.predicted == ("a",)

@@ -1,0 +1,83 @@
+"""The binding observer on a live cluster cache against `sim serve`.
+
+Covers: Deployments scaled up through the API, the simulated controllers create
+pods and its scheduler binds them; on the default profile the model agrees with
+at least 99% of 200 bindings; when the simulated scheduler packs
+(MostAllocated) and the observer models the default profile, the agreement
+drops and the disagreements are named (pod, bound node, predicted set, reason);
+what the observer reads back as a ModelAgreement is what the guard would.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from loadaware import cluster, fidelity, kube, policy, scheduling, sim
+from tests.lib.bindings import scale_up
+from tests.lib.sim import sim_server
+from tests.lib.wait import poll
+
+MOST_ALLOCATED = scheduling.profiles_from_config(
+    policy.KubeSchedulerConfiguration.model_validate(
+        {
+            "profiles": [
+                {
+                    "schedulerName": "default-scheduler",
+                    "pluginConfig": [
+                        {
+                            "name": "NodeResourcesFit",
+                            "args": {"scoringStrategy": {"type": "MostAllocated"}},
+                        }
+                    ],
+                }
+            ]
+        }
+    )
+)
+
+
+@contextmanager
+def _observing(server: sim.SimServer, tmp_path: pathlib.Path) -> Iterator[fidelity.BindingObserver]:
+    kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig")
+    api = kube.api_client(kube.ClientSettings(kubeconfig=str(kubeconfig)))
+    with cluster.ClusterCache(api) as cache, fidelity.BindingObserver(cache) as observer:
+        assert cache.wait_synced(60)
+        assert observer.wait_idle(60)
+        yield observer
+
+
+def _compared(observer: fidelity.BindingObserver, count: int) -> scheduling.ModelAgreement:
+    poll(lambda: observer.stats()["compared"] >= count, f"{count} bindings compared", 60)
+    return observer.snapshot()
+
+
+def test_on_the_default_profile_the_model_agrees(tmp_path: pathlib.Path) -> None:
+    with sim_server("peak-hour") as server, _observing(server, tmp_path) as observer:
+        scale_up(server, 200)
+        agreement = _compared(observer, 200)
+    assert agreement.observed == 200
+    assert agreement.ratio is not None and agreement.ratio >= 0.99, agreement.examples
+    assert set(agreement.by_profile) == {"default-scheduler"}
+    assert not agreement.below(0.95, 50)
+
+
+def test_a_packing_scheduler_is_seen_to_disagree(tmp_path: pathlib.Path) -> None:
+    with (
+        sim_server("peak-hour", scheduler_profiles=MOST_ALLOCATED) as server,
+        _observing(server, tmp_path) as observer,
+    ):
+        scale_up(server, 100)
+        agreement = _compared(observer, 100)
+        pods = {
+            f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in server.list("pods")
+        }
+    assert agreement.ratio is not None and agreement.ratio < 0.5
+    assert agreement.below(0.95, 50)
+    assert agreement.examples
+    for example in agreement.examples:
+        assert not example.agreed
+        assert pods[example.pod]["spec"]["nodeName"] == example.node
+        assert example.predicted and example.node not in example.predicted
+        assert example.reason.startswith(("outscored: ", "infeasible: "))
