@@ -58,7 +58,8 @@ def test_on_the_default_profile_the_model_agrees(tmp_path: pathlib.Path) -> None
         scale_up(server, 200)
         agreement = _compared(observer, 200)
     assert agreement.observed == 200
-    assert agreement.ratio is not None and agreement.ratio >= 0.99, agreement.examples
+    assert agreement.ratio is not None
+    assert agreement.ratio >= 0.99, agreement.examples
     assert set(agreement.by_profile) == {"default-scheduler"}
     assert not agreement.below(0.95, 50)
 
@@ -73,11 +74,13 @@ def test_a_packing_scheduler_is_seen_to_disagree(tmp_path: pathlib.Path) -> None
         pods = {
             f"{p['metadata']['namespace']}/{p['metadata']['name']}": p for p in server.list("pods")
         }
-    assert agreement.ratio is not None and agreement.ratio < 0.5
+    assert agreement.ratio is not None
+    assert agreement.ratio < 0.5
     assert agreement.below(0.95, 50)
     assert agreement.examples
     for example in agreement.examples:
         assert not example.agreed
         assert pods[example.pod]["spec"]["nodeName"] == example.node
-        assert example.predicted and example.node not in example.predicted
+        assert example.predicted
+        assert example.node not in example.predicted
         assert example.reason.startswith(("outscored: ", "infeasible: "))
