@@ -294,21 +294,28 @@ def _build_parser() -> argparse.ArgumentParser:
         "--bindings",
         type=int,
         default=runtime.DEFAULT_CHECK_BINDINGS,
-        help="stop after this many bindings of modelled pods (default %(default)s)",
+        help="stop after this many bindings of modelled pods have been compared",
     )
     check.add_argument(
         "--duration",
         type=policy.parse_duration,
-        default=runtime.DEFAULT_CHECK_DURATION,
-        help="stop after this long, whatever the bindings seen (default 10m)",
+        default="10m",
+        help="stop after this long, however many bindings were seen",
     )
     check.add_argument(
         "--min-agreement",
         type=float,
         default=runtime.DEFAULT_MIN_AGREEMENT,
-        help="the share of bindings (0-1) the model must agree with (default %(default)s)",
+        help="the share of the bindings (0-1) the model must agree with for exit 0",
     )
-    check.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    check.add_argument(
+        "-o",
+        "--output",
+        choices=["text", "json"],
+        default="text",
+        help="standard output: the agreement per profile and the disagreements (text), or "
+        "the same as a JSON document (json)",
+    )
 
     for name, does in (
         ("suspend", "stop every eviction from every trigger at once (no deploy)"),

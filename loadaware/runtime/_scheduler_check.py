@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import logging
 import os
 import threading
 import time
@@ -24,6 +25,8 @@ from loadaware import cluster, fidelity, kube, policy, scheduling
 
 if TYPE_CHECKING:
     import kubernetes.client
+
+log = logging.getLogger(__name__)
 
 DEFAULT_CHECK_BINDINGS = 200
 DEFAULT_CHECK_DURATION = datetime.timedelta(minutes=10)
@@ -168,9 +171,15 @@ def check_scheduler(
     with cache, observer:
         if not cache.wait_synced(settings.cluster_cache.sync_timeout.total_seconds()):
             cache.check_fresh(settings.cluster_cache.max_age)  # says why, exit 3
+        deadline = started + duration.total_seconds()
+        # Bindings before the observer's first mirror are in it, not compared.
+        observer.wait_idle(max(0.0, deadline - time.monotonic()))
+        log.info(
+            "watching the cluster's bindings",
+            extra={"bindings": bindings, "seconds": duration.total_seconds()},
+        )
         if on_start is not None:
             on_start()
-        deadline = started + duration.total_seconds()
         with compared:
             compared.wait_for(
                 lambda: count[0] >= bindings, timeout=max(0.0, deadline - time.monotonic())
