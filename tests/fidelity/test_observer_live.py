@@ -5,18 +5,23 @@ pods and its scheduler binds them; on the default profile the model agrees with
 at least 99% of 200 bindings; when the simulated scheduler packs
 (MostAllocated) and the observer models the default profile, the agreement
 drops and the disagreements are named (pod, bound node, predicted set, reason);
-what the observer reads back as a ModelAgreement is what the guard would.
+what the observer reads back as a ModelAgreement is what the guard would;
+pods deleted with kubectl are replaced while they terminate (their requests
+still counted, their spreading not) and the model agrees with where the
+replacements go; a node added mid-way has the observer start again from a
+snapshot, and the new node's bindings agree too.
 """
 
 from __future__ import annotations
 
+import copy
 import pathlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from loadaware import cluster, fidelity, kube, policy, scheduling, sim
 from tests.lib.bindings import scale_up
-from tests.lib.sim import sim_server
+from tests.lib.sim import call, kubectl, sim_server
 from tests.lib.wait import poll
 
 MOST_ALLOCATED = scheduling.profiles_from_config(
@@ -84,3 +89,38 @@ def test_a_packing_scheduler_is_seen_to_disagree(tmp_path: pathlib.Path) -> None
         assert example.predicted
         assert example.node not in example.predicted
         assert example.reason.startswith(("outscored: ", "infeasible: "))
+
+
+def test_replacements_of_terminating_pods_agree(tmp_path: pathlib.Path) -> None:
+    with sim_server("peak-hour") as server, _observing(server, tmp_path) as observer:
+        kubeconfig = server.write_kubeconfig(tmp_path / "kubectl")
+        shop = sorted(
+            p["metadata"]["name"]
+            for p in server.list("pods", "shop")
+            if p["metadata"]["ownerReferences"][0]["kind"] == "ReplicaSet"
+        )[:20]
+        kubectl(kubeconfig, "-n", "shop", "delete", "pod", "--wait=false", *shop)
+        agreement = _compared(observer, 20)
+        terminating = [p for p in server.list("pods", "shop") if p["metadata"]["name"] in shop]
+    # The clock stands still: every predecessor still terminates, and counts.
+    assert len(terminating) == 20
+    assert agreement.observed == 20
+    assert agreement.agreed == 20, agreement.examples
+
+
+def test_a_node_added_has_the_observer_start_again(tmp_path: pathlib.Path) -> None:
+    with sim_server("peak-hour") as server, _observing(server, tmp_path) as observer:
+        node = copy.deepcopy(server.list("nodes")[0])
+        node["metadata"] = {
+            "name": "added-node",
+            "labels": {**node["metadata"]["labels"], "kubernetes.io/hostname": "added-node"},
+        }
+        assert call(server, "POST", "/api/v1/nodes", node)[0] == 201
+        poll(lambda: observer.stats()["rebuilds"] >= 2, "the observer rebuilt", 30)
+        scale_up(server, 30)
+        agreement = _compared(observer, 30)
+        on_the_new_node = [
+            p for p in server.list("pods") if p["spec"].get("nodeName") == "added-node"
+        ]
+    assert on_the_new_node
+    assert agreement.agreed == 30, agreement.examples
