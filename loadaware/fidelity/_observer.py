@@ -227,7 +227,9 @@ class BindingObserver:
             self._seconds["comparing"] += time.thread_time() - started
         self.window.record(binding)
         if not binding.agreed:
-            log.info(
+            # At debug level: on a cluster whose scheduler scores otherwise this is
+            # every binding; /status and the metrics carry the figure and examples.
+            log.debug(
                 "scheduler binding the model disagrees with",
                 extra={
                     "pod": binding.pod,
