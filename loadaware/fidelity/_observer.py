@@ -182,8 +182,10 @@ class BindingObserver:
             state, sequence = self._cache.counted_snapshot()
         except errors.ClusterError:
             return False  # not every kind listed yet, or an object it cannot read
+        # A copy (taken at once, in C): the watch threads go on appending meanwhile.
+        queued = self._queue.copy()
         skipped = sum(
-            1 for c in self._queue if c.sequence <= sequence and self._is_binding(c) is not None
+            1 for c in queued if c.sequence <= sequence and self._is_binding(c) is not None
         )
         self._mirror = _mirror.ClusterMirror.from_state(state)
         self._mirrored_to = sequence
