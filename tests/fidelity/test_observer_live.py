@@ -9,7 +9,8 @@ what the observer reads back as a ModelAgreement is what the guard would;
 pods deleted with kubectl are replaced while they terminate (their requests
 still counted, their spreading not) and the model agrees with where the
 replacements go; a node added mid-way has the observer start again from a
-snapshot, and the new node's bindings agree too.
+snapshot, and the new node's bindings agree too; pods of a scheduler the
+policy does not model are bound but not compared.
 """
 
 from __future__ import annotations
@@ -124,3 +125,50 @@ def test_a_node_added_has_the_observer_start_again(tmp_path: pathlib.Path) -> No
         ]
     assert on_the_new_node
     assert agreement.agreed == 30, agreement.examples
+
+
+def _bare_pod(name: str, scheduler: str) -> dict:
+    return {
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "schedulerName": scheduler,
+            "containers": [
+                {"name": "c", "image": "busybox:1", "resources": {"requests": {"cpu": "100m"}}}
+            ],
+        },
+    }
+
+
+def test_pods_of_a_scheduler_not_modelled_are_not_compared(tmp_path: pathlib.Path) -> None:
+    two = scheduling.profiles_from_config(
+        policy.KubeSchedulerConfiguration.model_validate(
+            {"profiles": [{"schedulerName": "default-scheduler"}, {"schedulerName": "batch"}]}
+        )
+    )
+    with (
+        sim_server("small", scheduler_profiles=two) as server,
+        _observing(server, tmp_path) as observer,
+    ):
+        for i in range(3):
+            for scheduler in ("default-scheduler", "batch"):
+                path = "/api/v1/namespaces/shop/pods"
+                assert (
+                    call(server, "POST", path, _bare_pod(f"{scheduler}-{i}", scheduler))[0] == 201
+                )
+        poll(
+            lambda: all(
+                p["spec"].get("nodeName")
+                for p in server.list("pods", "shop")
+                if p["metadata"]["name"].startswith(("default-scheduler-", "batch-"))
+            ),
+            "the six pods bound",
+        )
+        # The observer follows changes in order: once a pod bound after the six is
+        # compared, so is every one of them that it would compare.
+        sentinel = _bare_pod("sentinel", "default-scheduler")
+        assert call(server, "POST", "/api/v1/namespaces/shop/pods", sentinel)[0] == 201
+        agreement = _compared(observer, 4)
+    assert set(agreement.by_profile) == {"default-scheduler"}
+    assert agreement.observed == 4
+    assert agreement.agreed == 4
