@@ -408,6 +408,25 @@ LOADAWARE = DashboardSpec(
                     unit="percentunit",
                     max_value=1,
                 ),
+                PanelSpec(
+                    "Scheduler model agreement",
+                    "timeseries",
+                    [
+                        Query(
+                            "min by (scheduler_name) "
+                            "(loadaware_scheduler_model_agreement_ratio)",
+                            "{{scheduler_name}}",
+                        )
+                    ],
+                    "Share of the recent bindings of each schedulerName (every pod the "
+                    "cluster's scheduler bound, not only replacements) that loadaware's "
+                    "kube-scheduler model agrees with, over the observer's sliding window; "
+                    "alert LoadawareSchedulerModelDisagrees fires under 95% over 50 "
+                    "bindings or more. No value before the first binding.",
+                    unit="percentunit",
+                    max_value=1,
+                    width=24,
+                ),
             ],
         ),
         RowSpec(

@@ -2,7 +2,9 @@
 
 Exit codes (DESIGN.md): 0 planned or nothing to do; 2 bad input; 3 refused to
 act (fail-closed); 1 anything else, a partial round among them (`run --once`
-that stopped evicting early or left hot nodes it planned to relieve). They are
+that stopped evicting early or left hot nodes it planned to relieve) and a
+`scheduler check` whose agreement is under --min-agreement (or that saw no
+binding to judge by). They are
 chosen in one place, _exit_code: a command returns what it came to (nothing, a
 Plan, a RoundResult, or an error it has already reported) or raises a
 LoadawareError, and _run_wrapper turns either into the code, saying an error
@@ -269,6 +271,52 @@ def _build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--listen", help="host:port (default: the policy's serve.listen)")
     srv.add_argument("--identity", help="leader election identity (default: hostname + random)")
 
+    scheduler = commands.add_parser(
+        "scheduler", help="the cluster's scheduler against loadaware's model of it"
+    )
+    scheduler_commands = scheduler.add_subparsers(
+        dest="scheduler_command", required=True, metavar="COMMAND"
+    )
+    check = scheduler_commands.add_parser(
+        "check",
+        help="watch the cluster's bindings and say how many the model agrees with "
+        "(exit 1 under --min-agreement, 3 when the cluster cannot be read)",
+    )
+    check.add_argument(
+        "--policy",
+        required=True,
+        metavar="FILE",
+        help="policy file: the profiles modelled (steering.schedulerConfig, schedulerNames)",
+    )
+    check.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then ~/.kube)")
+    check.add_argument("--context", help="kubeconfig context (default: the current one)")
+    check.add_argument(
+        "--bindings",
+        type=int,
+        default=runtime.DEFAULT_CHECK_BINDINGS,
+        help="stop after this many bindings of modelled pods have been compared",
+    )
+    check.add_argument(
+        "--duration",
+        type=policy.parse_duration,
+        default="10m",
+        help="stop after this long, however many bindings were seen",
+    )
+    check.add_argument(
+        "--min-agreement",
+        type=float,
+        default=runtime.DEFAULT_MIN_AGREEMENT,
+        help="the share of the bindings (0-1) the model must agree with for exit 0",
+    )
+    check.add_argument(
+        "-o",
+        "--output",
+        choices=["text", "json"],
+        default="text",
+        help="standard output: the agreement per profile and the disagreements (text), or "
+        "the same as a JSON document (json)",
+    )
+
     for name, does in (
         ("suspend", "stop every eviction from every trigger at once (no deploy)"),
         ("resume", "let evictions go on after `loadaware suspend`"),
@@ -532,6 +580,42 @@ def _cmd_suspend(args: argparse.Namespace) -> Outcome:
     return None
 
 
+def _cmd_scheduler(args: argparse.Namespace) -> Outcome:
+    if args.bindings < 1:
+        raise errors.InputError(f"--bindings must be 1 or more, not {args.bindings}")
+    if not 0 <= args.min_agreement <= 1:
+        raise errors.InputError(
+            f"--min-agreement must be a share from 0 to 1, not {args.min_agreement}"
+        )
+    if args.duration <= datetime.timedelta(0):
+        raise errors.InputError("--duration must be longer than 0s")
+    found = runtime.check_scheduler(
+        policy_file=args.policy,
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        bindings=args.bindings,
+        duration=args.duration,
+        min_agreement=args.min_agreement,
+    )
+    if args.output == "json":
+        sys.stdout.write(json.dumps(found.document(), indent=2) + "\n")
+    else:
+        sys.stdout.write(found.text())
+    if found.passed:
+        return None
+    ratio = found.agreement.ratio
+    if ratio is None:
+        why = f"no binding of a modelled pod seen in {found.seconds:.0f}s"
+    else:
+        why = f"the model agrees with {ratio:.1%} of {found.agreement.observed} bindings"
+    error = errors.LoadawareError(
+        f"{why}, under --min-agreement {args.min_agreement:.0%}",
+        reference="scheduler-model-disagrees",
+    )
+    sys.stderr.write(f"{error.summary()}\n")
+    return error
+
+
 def _cmd_sim(args: argparse.Namespace) -> Outcome:
     from loadaware import sim  # only the CLI and runtime may reach the simulator
 
@@ -598,6 +682,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], Outcome]] = {
     "metrics": _cmd_metrics,
     "suspend": _cmd_suspend,
     "resume": _cmd_suspend,
+    "scheduler": _cmd_scheduler,
     "version": _cmd_version,
 }
 

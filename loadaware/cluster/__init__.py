@@ -23,6 +23,7 @@ Limits:
 """
 
 from loadaware.cluster._cache import STALE_CACHE, ClusterCache
+from loadaware.cluster._cache_store import CacheChange, CacheListener
 from loadaware.cluster._convert import RawObject, cluster_state_from_objects
 from loadaware.cluster._file import load_cluster_file
 from loadaware.cluster._live import read_cluster, read_objects
@@ -46,6 +47,8 @@ from loadaware.quantity import parse_quantity, to_bytes, to_millicores
 
 __all__ = [
     "STALE_CACHE",
+    "CacheChange",
+    "CacheListener",
     "ClusterCache",
     "ClusterState",
     "ContainerImage",

@@ -25,6 +25,11 @@ Age: per kind, the time since its newest event, bookmark, list or watch start.
 `check_fresh` refuses a round, as stale metrics do, when any kind is older than
 the bound; a kind whose list never completed is refused too.
 
+Listeners (`add_listener`) are told each change as it is applied (`CacheChange`,
+numbered), and `counted_snapshot` says how many changes a snapshot includes: what
+mirrors the cluster by its changes (the binding observer) starts from one and
+follows on. The cache only holds objects; what a listener makes of them is its own.
+
 The executor's reads (`read_pod`, `list_pods`, `list_node_pods`, `list_nodes`,
 `find_namespace`) are answered from the cache, as the raw objects' fields the executor reads;
 writes still go to the API server.
@@ -201,6 +206,19 @@ class ClusterCache:
             return {k.path: int(k.version or 0) for k in self._store.kinds.values() if k.served}
 
     # --- the cluster --------------------------------------------------------------------
+
+    def add_listener(self, listener: _cache_store.CacheListener) -> None:
+        """Tell `listener` every change from now on, in the order applied. It is called
+        on a watch thread with the cache locked: it must hand the change on and return
+        at once, never block nor read the cache."""
+        with self._store.lock:
+            self._store.listeners.append(listener)
+
+    def counted_snapshot(self) -> tuple[_types.ClusterState, int]:
+        """The snapshot, and the sequence number of the last change it includes (the
+        changes told to listeners are numbered from 1)."""
+        with self._store.lock:
+            return self.snapshot(), self._store.changes
 
     def snapshot(self) -> _types.ClusterState:
         """The cluster as last seen, as read_cluster would give it from a fresh list."""

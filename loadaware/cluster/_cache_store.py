@@ -4,18 +4,44 @@ be read, and the snapshot assembled from them.
 
 The watch threads write and rounds and the executor read: every method expects its
 caller to hold `lock`, and `changed` wakes those waiting on a kind's list.
+
+Each change applied is also told, in the order applied and under `lock`, to the
+store's `listeners` (`CacheChange`), numbered as `changes` counts them, so that
+whoever mirrors the cluster (the binding observer) can start from a snapshot and
+follow on from exactly the change after it.
 """
 
 from __future__ import annotations
 
 import bisect
 import dataclasses
+import logging
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from loadaware.cluster import _cache_objects, _convert, _types
 from loadaware.errors import LoadawareError
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True, slots=True, kw_only=True)
+class CacheChange:
+    """One change the cluster cache applied: an object of a kind added (`old` None),
+    modified, or deleted (`new` None), as converted (a Pod, a Node, a namespace's
+    labels, a Workload, ...); or, `relisted`, the whole kind replaced by a new list
+    (`old` and `new` None), after which a mirror starts again from a snapshot.
+    `sequence` numbers the changes in the order they were applied, from 1."""
+
+    kind: str  # the kind's name: pods, nodes, namespaces, replicasets, ...
+    sequence: int
+    old: Any = None
+    new: Any = None
+    relisted: bool = False
+
+
+CacheListener = Callable[[CacheChange], None]
 
 
 class Kind:
@@ -56,6 +82,9 @@ class CacheStore:
         self._fresh: set[str] = set()  # pods converted since the last snapshot
         self._last_state: _types.ClusterState | None = None
         self._dirty = True
+        # Told every change under the lock: each must return at once (hand it on).
+        self.listeners: list[CacheListener] = []
+        self.changes = 0  # changes applied, as numbered for the listeners
 
     @property
     def synced(self) -> bool:
@@ -87,6 +116,7 @@ class CacheStore:
         kind.failure = None
         kind.seen_at = now
         self._dirty = True
+        self._tell(kind.name, relisted=True)
         self.changed.notify_all()
 
     def put_invalid(self, type_: str, described: str, problem: str) -> None:
@@ -102,20 +132,40 @@ class CacheStore:
         self._dirty = True
         self.invalid.pop(described, None)
         if kind.path == _cache_objects.PODS:
+            entry = self.pods.get(key)
+            old = None if entry is None else entry.pod
             if type_ == "DELETED":
                 self._drop_pod(key)
+                new = None
             else:
                 self._put_pod(key, value)
+                new = value.pod
         else:
             old = kind.objects.get(key)
             if type_ == "DELETED":
                 kind.objects.pop(key, None)
+                new = None
             else:
                 kind.objects[key] = value
+                new = value
             if kind.path in _cache_objects.RESOLUTION_PATHS and (
                 type_ == "DELETED" or old != value
             ):
                 self._resolution += 1
+        if old is not None or new is not None:
+            self._tell(kind.name, old, new)
+
+    def _tell(self, kind: str, old: Any = None, new: Any = None, relisted: bool = False) -> None:
+        self.changes += 1
+        if self.listeners:
+            change = CacheChange(
+                kind=kind, sequence=self.changes, old=old, new=new, relisted=relisted
+            )
+            for listener in self.listeners:
+                try:
+                    listener(change)
+                except Exception:  # a listener's failure must not stop the watch
+                    log.exception("cluster cache listener failed", extra={"kind": kind})
 
     # --- the snapshot ---------------------------------------------------------------------
 

@@ -13,6 +13,15 @@ from loadaware.runtime._live import (
 from loadaware.runtime._metrics_dump import dump_metrics
 from loadaware.runtime._offline import plan_from_files, with_forecast_file, with_solver
 from loadaware.runtime._schedule import Schedules, crontab_day_of_week, next_fire_time
+from loadaware.runtime._scheduler_check import (
+    DEFAULT_CHECK_BINDINGS,
+    DEFAULT_CHECK_DURATION,
+    DEFAULT_MIN_AGREEMENT,
+    SchedulerCheck,
+    agreement_document,
+    binding_observer,
+    check_scheduler,
+)
 from loadaware.runtime._service import Service
 from loadaware.runtime._service_http import HttpServer
 from loadaware.runtime._service_metrics import observe_round, push_metrics
@@ -23,6 +32,9 @@ from loadaware.runtime._suspend import set_suspended
 from loadaware.runtime._webhook import RawAlert, RawNotification, Webhook
 
 __all__ = [
+    "DEFAULT_CHECK_BINDINGS",
+    "DEFAULT_CHECK_DURATION",
+    "DEFAULT_MIN_AGREEMENT",
     "AlwaysLeader",
     "ApiSimulation",
     "Elector",
@@ -30,13 +42,17 @@ __all__ = [
     "LeaseElector",
     "RawAlert",
     "RawNotification",
+    "SchedulerCheck",
     "Schedules",
     "Service",
     "SimulationResult",
     "Webhook",
+    "agreement_document",
+    "binding_observer",
     "build_service",
     "cache_check",
     "cached_reader",
+    "check_scheduler",
     "crontab_day_of_week",
     "dump_metrics",
     "live_round_context",

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from loadaware import cluster, evict, plan, policy
+from loadaware import cluster, evict, fidelity, plan, policy
 from loadaware import round as rounds
 from loadaware.errors import LoadawareError
 from loadaware.runtime import (
@@ -78,12 +78,16 @@ class Service:
         monotonic: Callable[[], float] = time.monotonic,
         run_round: RoundRunner = rounds.run_round,
         cache: cluster.ClusterCache | None = None,
+        observer: fidelity.BindingObserver | None = None,
     ) -> None:
         self.settings = settings
         self._context = context
         # One watched cache for every round: started with the service, it is what
         # /readyz waits for and what rounds plan from.
         self.cache = cache
+        # Compares the cache's bindings with the model (metrics, /status): on every
+        # replica, leader or not, since it only reads.
+        self.observer = observer
         self.elector: _leader.Elector = elector or _leader.AlwaysLeader()
         self._clock = clock
         self._run_round = run_round
@@ -321,6 +325,8 @@ class Service:
         """Leader election and schedules; the HTTP server is started by serve()."""
         if self.cache is not None:
             self.cache.start()
+        if self.observer is not None:
+            self.observer.start()
         self.elector.start()
         self.schedules.start()
         _service_status.publish_next_runs(self.schedules)
@@ -370,6 +376,8 @@ class Service:
         if not self.wait_idle(round_timeout):
             log.error("round still running at shutdown; the lease expires by itself")
         self.elector.stop()
+        if self.observer is not None:
+            self.observer.stop()
         if self.cache is not None:
             self.cache.stop()
         _service_metrics.LEADER.set(0)

@@ -15,11 +15,12 @@ from __future__ import annotations
 import datetime
 import math
 import threading
+from collections.abc import Iterable
 
 import prometheus_client
 from prometheus_client import Counter, Gauge, Histogram
 
-from loadaware import build_info, evict
+from loadaware import build_info, evict, scheduling
 from loadaware import round as rounds
 
 REGISTRY = prometheus_client.REGISTRY
@@ -162,6 +163,24 @@ CACHE_AGE = Gauge(
     "Seconds since the cluster cache's newest event, bookmark, list or watch start, "
     "by kind (NaN until the kind is listed).",
     ["kind"],
+)
+MODEL_AGREEMENT = Gauge(
+    "loadaware_scheduler_model_agreement_ratio",
+    "Share of the recent bindings of the cluster's scheduler (the observer's sliding window) "
+    "that the kube-scheduler model agrees with, by schedulerName (NaN before any).",
+    ["scheduler_name"],
+)
+MODEL_AGREEMENT_OBSERVATIONS = Gauge(
+    "loadaware_scheduler_model_agreement_observations",
+    "Bindings in the observer's sliding window the agreement ratio is taken over, by "
+    "schedulerName.",
+    ["scheduler_name"],
+)
+BINDINGS_OBSERVED = Counter(
+    "loadaware_scheduler_bindings_observed_total",
+    "Bindings of modelled pods the observer compared with the model, by schedulerName and "
+    "whether the model agreed (true, false).",
+    ["scheduler_name", "agreed"],
 )
 LEADER = Gauge("loadaware_leader", "1 while this replica holds the leader Lease, else 0.")
 WEBHOOK_NOTIFICATIONS = Counter(
@@ -334,3 +353,19 @@ def observe_cache_relist(kind: str, cause: str) -> None:
 def observe_cache_ages(ages: dict[str, float | None]) -> None:
     for kind, age in ages.items():
         CACHE_AGE.labels(kind).set(float("nan") if age is None else age)
+
+
+def count_binding(binding: scheduling.Binding) -> None:
+    BINDINGS_OBSERVED.labels(binding.scheduler_name, "true" if binding.agreed else "false").inc()
+
+
+def observe_agreement(agreement: scheduling.ModelAgreement, scheduler_names: Iterable[str]) -> None:
+    """The window's agreement per schedulerName: every modelled one has a series, NaN
+    (and 0 observations) until it has bindings."""
+    for name in {*scheduler_names, *agreement.by_profile}:
+        seen = agreement.by_profile.get(name)
+        ratio = None if seen is None else seen.ratio
+        MODEL_AGREEMENT.labels(name).set(float("nan") if ratio is None else ratio)
+        MODEL_AGREEMENT_OBSERVATIONS.labels(name).set(0 if seen is None else seen.observed)
+        for agreed in ("true", "false"):
+            BINDINGS_OBSERVED.labels(name, agreed)  # at 0 from the start

@@ -7,7 +7,9 @@
                    thread of its own), never waiting for the cache
     GET  /status   JSON: running and recent rounds, next schedule fire times,
                    breaker, suspend switch and budget state, leadership, the
-                   cluster cache (per kind: age, events, relists)
+                   cluster cache (per kind: age, events, relists), the
+                   scheduler model's agreement with the cluster's bindings
+                   (per schedulerName, the latest disagreements)
     GET  /metrics  prometheus-client exposition (see _service_metrics)
 
 What only the operator can fix (the state or lease namespace missing, RBAC
@@ -30,9 +32,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from loadaware import cluster, evict, policy
+from loadaware import cluster, evict, fidelity, policy
 from loadaware.errors import LoadawareError
-from loadaware.runtime import _leader, _schedule, _service_metrics, _webhook
+from loadaware.runtime import _leader, _schedule, _scheduler_check, _service_metrics, _webhook
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,7 @@ class ServiceView(Protocol):
 
     settings: policy.LoadAwarePolicy
     cache: cluster.ClusterCache | None
+    observer: fidelity.BindingObserver | None
     elector: _leader.Elector
     schedules: _schedule.Schedules
     webhook: _webhook.Webhook
@@ -107,6 +110,11 @@ class ServiceStatus:
         publish_next_runs(service.schedules)
         if service.cache is not None:
             _service_metrics.observe_cache_ages(service.cache.ages())
+        if service.observer is not None:
+            _service_metrics.observe_agreement(
+                service.observer.snapshot(),
+                _scheduler_check.modelled_profiles(service.settings).names,
+            )
         # The switch is flipped by people between rounds; a scrape must show it at once.
         service.refresh_suspension()
         return _service_metrics.render_metrics()
@@ -206,6 +214,19 @@ class ServiceStatus:
             "budgets": budgets,
             "webhook": service.webhook.state(),
             "clusterCache": self._cache_status(),
+            "schedulerModel": self._model_status(),
+        }
+
+    def _model_status(self) -> dict[str, Any] | None:
+        """The model's agreement with the cluster's recent bindings; None without an
+        observer."""
+        observer = self._service.observer
+        if observer is None:
+            return None
+        names = _scheduler_check.modelled_profiles(self._service.settings).names
+        return {
+            **_scheduler_check.agreement_document(observer.snapshot(), names),
+            "observer": observer.stats(),
         }
 
     def _cache_status(self) -> dict[str, Any] | None:

@@ -1,12 +1,13 @@
 """`loadaware serve`: the long-running service, wired from the policy.
 
 build_service puts together what `loadaware serve` runs: live rounds on one
-watched cluster cache, the leader Lease (unless disabled) and the readiness
-checks of the API, the metrics source and the state. serve() runs it behind
-its HTTP endpoints (_service_http) until told to stop, and serve_policy is the
-command: policy file in, SIGTERM or SIGINT to stop. The rounds, triggers and
-shutdown order are the service's (_service); what it answers about itself is
-_service_status's.
+watched cluster cache, the binding observer on that cache (how well the
+scheduler model agrees with the cluster's bindings), the leader Lease (unless
+disabled) and the readiness checks of the API, the metrics source and the
+state. serve() runs it behind its HTTP endpoints (_service_http) until told to
+stop, and serve_policy is the command: policy file in, SIGTERM or SIGINT to
+stop. The rounds, triggers and shutdown order are the service's (_service);
+what it answers about itself is _service_status's.
 """
 
 from __future__ import annotations
@@ -19,7 +20,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from loadaware import cluster, evict, kube, policy
-from loadaware.runtime import _leader, _live, _service, _service_http, _service_metrics
+from loadaware.runtime import (
+    _leader,
+    _live,
+    _scheduler_check,
+    _service,
+    _service_http,
+    _service_metrics,
+)
 
 if TYPE_CHECKING:
     import kubernetes.client
@@ -71,6 +79,9 @@ def build_service(
         on_relist=_service_metrics.observe_cache_relist,
     )
     context = _live.live_round_context(settings, api, cache=cache)
+    observer = _scheduler_check.binding_observer(
+        settings, cache, on_binding=_service_metrics.count_binding
+    )
 
     def check_state() -> None:
         # As a round checks it: a policy that only dry-runs needs no namespace.
@@ -84,6 +95,7 @@ def build_service(
         elector=elector,
         read_secret=_live.secret_reader(api),
         cache=cache,
+        observer=observer,
         ready_checks={
             # Not ready until the first list of every kind, nor while the cache is stale.
             "clusterCache": _live.cache_check(settings, cache),

@@ -43,6 +43,7 @@ from loadaware.scheduling._predict import (
     recreated_after_deletion,
     replacement_of,
     scheduling_replacement,
+    score_pod,
     score_replacement,
 )
 from loadaware.scheduling._profiles import (
@@ -96,6 +97,7 @@ __all__ = [
     "recreated_after_deletion",
     "replacement_of",
     "scheduling_replacement",
+    "score_pod",
     "score_replacement",
     "spread_filter_mask",
     "tolerates",

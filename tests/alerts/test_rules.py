@@ -38,6 +38,7 @@ SELF_ALERTS = {
     "LoadawareLeaderMissing",
     "LoadawareLandingsOffPlan",
     "LoadawareForecastPersistentlyWrong",
+    "LoadawareSchedulerModelDisagrees",
 }
 HOTSPOT_ALERT = "LoadawareNodeHot"
 

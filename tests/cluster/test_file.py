@@ -343,6 +343,8 @@ def test_a_json_list_after_a_bom_is_read_item_by_item() -> None:
 def test_public_names() -> None:
     assert set(loadaware.cluster.__all__) == {
         "STALE_CACHE",
+        "CacheChange",
+        "CacheListener",
         "ClusterCache",
         "ClusterState",
         "ContainerImage",

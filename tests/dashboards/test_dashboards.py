@@ -261,6 +261,10 @@ def _loadaware_history(start: float, end: float) -> tuple[list[Family], str]:
         gauge("loadaware_solver_seconds", [({"method": "milp"}, 0.12)]),
         gauge("loadaware_solver_gap_ratio", [({}, 0.004)]),
         gauge("loadaware_breaker_open", [({}, 0.0)]),
+        gauge(
+            "loadaware_scheduler_model_agreement_ratio",
+            [({"scheduler_name": "default-scheduler"}, 0.97), ({"scheduler_name": "batch"}, 0.6)],
+        ),
         counter(
             "loadaware_forecast_nodes",
             [{"outcome": o} for o in ("hit", "false_alarm", "miss", "relieved")],
