@@ -305,8 +305,11 @@ def _build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--min-agreement",
         type=float,
-        default=runtime.DEFAULT_MIN_AGREEMENT,
-        help="the share of the bindings (0-1) the model must agree with for exit 0",
+        default=None,
+        help=(
+            "the share of the bindings (0-1) the model must agree with for exit 0 "
+            "(default: the policy's steering.minModelAgreement)"
+        ),
     )
     check.add_argument(
         "-o",
@@ -583,7 +586,7 @@ def _cmd_suspend(args: argparse.Namespace) -> Outcome:
 def _cmd_scheduler(args: argparse.Namespace) -> Outcome:
     if args.bindings < 1:
         raise errors.InputError(f"--bindings must be 1 or more, not {args.bindings}")
-    if not 0 <= args.min_agreement <= 1:
+    if args.min_agreement is not None and not 0 <= args.min_agreement <= 1:
         raise errors.InputError(
             f"--min-agreement must be a share from 0 to 1, not {args.min_agreement}"
         )
@@ -609,7 +612,7 @@ def _cmd_scheduler(args: argparse.Namespace) -> Outcome:
     else:
         why = f"the model agrees with {ratio:.1%} of {found.agreement.observed} bindings"
     error = errors.LoadawareError(
-        f"{why}, under --min-agreement {args.min_agreement:.0%}",
+        f"{why}, under the minimum {found.min_agreement:.0%}",
         reference="scheduler-model-disagrees",
     )
     sys.stderr.write(f"{error.summary()}\n")

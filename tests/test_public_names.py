@@ -296,7 +296,6 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "ApiSimulation",
         "DEFAULT_CHECK_BINDINGS",
         "DEFAULT_CHECK_DURATION",
-        "DEFAULT_MIN_AGREEMENT",
         "Elector",
         "HttpServer",
         "LeaseElector",

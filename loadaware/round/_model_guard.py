@@ -78,8 +78,9 @@ def check_model_agreement(
             ),
             hint=(
                 "give the cluster's KubeSchedulerConfiguration as steering.schedulerConfig "
-                "(and the schedulerNames it serves) so the model scores as it does; "
-                "steering.minModelAgreement: 0 turns this guard off"
+                "(and the schedulerNames it serves) so the model scores as it does, and "
+                "confirm with `loadaware scheduler check`; steering.minModelAgreement: 0 "
+                "turns this guard off"
             ),
         ),
     )

@@ -16,7 +16,6 @@ from loadaware.runtime._schedule import Schedules, crontab_day_of_week, next_fir
 from loadaware.runtime._scheduler_check import (
     DEFAULT_CHECK_BINDINGS,
     DEFAULT_CHECK_DURATION,
-    DEFAULT_MIN_AGREEMENT,
     SchedulerCheck,
     agreement_document,
     binding_observer,
@@ -34,7 +33,6 @@ from loadaware.runtime._webhook import RawAlert, RawNotification, Webhook
 __all__ = [
     "DEFAULT_CHECK_BINDINGS",
     "DEFAULT_CHECK_DURATION",
-    "DEFAULT_MIN_AGREEMENT",
     "AlwaysLeader",
     "ApiSimulation",
     "Elector",

@@ -30,7 +30,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CHECK_BINDINGS = 200
 DEFAULT_CHECK_DURATION = datetime.timedelta(minutes=10)
-DEFAULT_MIN_AGREEMENT = 0.95
 
 
 def modelled_profiles(settings: policy.LoadAwarePolicy) -> scheduling.SchedulerProfiles:
@@ -145,12 +144,14 @@ def check_scheduler(
     context: str | None = None,
     bindings: int = DEFAULT_CHECK_BINDINGS,
     duration: datetime.timedelta = DEFAULT_CHECK_DURATION,
-    min_agreement: float = DEFAULT_MIN_AGREEMENT,
+    min_agreement: float | None = None,
     api: kubernetes.client.ApiClient | None = None,
     on_start: Callable[[], None] | None = None,
 ) -> SchedulerCheck:
     """Watch the cluster's bindings until `bindings` of modelled pods are compared or
-    `duration` has passed. RefusedError (exit 3) when the cluster cannot be listed;
+    `duration` has passed. `min_agreement` None: the policy's
+    steering.minModelAgreement, the bound a round refuses under. RefusedError
+    (exit 3) when the cluster cannot be listed;
     `on_start` is called once the cache has listed the cluster and the watch is on."""
     settings = policy.load_policy(policy_file)
     client = api or kube.api_client(kubeconfig=kubeconfig, context=context)
@@ -189,7 +190,9 @@ def check_scheduler(
     return SchedulerCheck(
         agreement=agreement,
         scheduler_names=modelled_profiles(settings).names,
-        min_agreement=min_agreement,
+        min_agreement=(
+            settings.steering.min_model_agreement if min_agreement is None else min_agreement
+        ),
         seconds=time.monotonic() - started,
         observer=stats,
     )

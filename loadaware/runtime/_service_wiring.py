@@ -12,6 +12,7 @@ what it answers about itself is _service_status's.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import signal
@@ -82,6 +83,8 @@ def build_service(
     observer = _scheduler_check.binding_observer(
         settings, cache, on_binding=_service_metrics.count_binding
     )
+    # A round refuses to make landing claims while the observed agreement is low.
+    context = dataclasses.replace(context, model_agreement=observer.snapshot)
 
     def check_state() -> None:
         # As a round checks it: a policy that only dry-runs needs no namespace.

@@ -6,7 +6,9 @@ and ratio) and on /metrics (loadaware_scheduler_model_agreement_ratio and its
 observations per scheduler_name, loadaware_scheduler_bindings_observed_total by
 agreed); the service's observer reads back the same figure as a ModelAgreement;
 a packing (MostAllocated) simulated scheduler shows as disagreements on
-/status, each naming the pod, the bound node, the predicted set and the reason.
+/status, each naming the pod, the bound node, the predicted set and the reason;
+and once they are many enough, a round is refused (scheduler-model-disagrees)
+before a taint or an eviction.
 """
 
 from __future__ import annotations
@@ -123,3 +125,37 @@ def test_status_names_the_disagreements(
         assert example["predicted"]
         assert example["node"] not in example["predicted"]
         assert example["reason"]
+
+
+def test_a_round_after_disagreeing_bindings_is_refused_and_changes_nothing(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    live = {
+        **POLICY,
+        "dryRun": False,
+        "steering": {"minAgreementObservations": 20},
+    }
+    with _serving(tmp_path, monkeypatch, MOST_ALLOCATED) as server:
+        run = SimService(server, tmp_path, live)
+        try:
+            run.ready()
+            assert run.service.observer is not None
+            assert run.service.observer.wait_idle(60)
+            scale_up(server, 30)
+            _model_status(run, 30)
+            evictions = server.sim.requests.counts().get(("create", "pods/eviction"), 0)
+            assert run.service.try_start_round("manual") == "started"
+            assert run.service.wait_idle(60)
+            recent = run.service.recent_rounds()[0]
+            after = server.sim.requests.counts().get(("create", "pods/eviction"), 0)
+            tainted = [
+                n["metadata"]["name"]
+                for n in server.list("nodes")
+                if any(t["key"] == "loadaware.io/hotspot" for t in n["spec"].get("taints") or [])
+            ]
+        finally:
+            run.stop()
+    assert recent["status"] == "refused", recent
+    assert recent["reason"].startswith("scheduler-model-disagrees: "), recent["reason"]
+    assert after == evictions
+    assert tainted == []
