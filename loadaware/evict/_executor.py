@@ -205,7 +205,9 @@ class Executor:
             if started is not None:
                 # Each replacement is placed before the next eviction, as the plan
                 # predicted them: in order, and under this eviction's taints.
-                self._verifier.wait_bound(started)
+                bound = self._verifier.wait_bound(started)
+                if bound is not None:
+                    report.bound_at[eviction.pod] = bound
                 waiting[workload] = started
         for pending in waiting.values():
             self._verifier.verify(pending, classes, report)

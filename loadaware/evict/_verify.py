@@ -82,23 +82,24 @@ class ReplacementVerifier:
         self._control = control
         self._open_breaker = open_breaker
 
-    def wait_bound(self, waiting: Waiting) -> None:
+    def wait_bound(self, waiting: Waiting) -> datetime.datetime | None:
         """Hold the taints until kube-scheduler has bound the replacement (or found no
         node for it, or verify.timeout passed): changing them earlier would steer it
-        somewhere the plan did not predict."""
+        somewhere the plan did not predict. Returns when it was seen bound; None:
+        it was not."""
         deadline = waiting.evicted_at + self._policy.verify.timeout
         # kube-scheduler binds within a second or so: look again soon, then less often.
         pause = min(FIRST_BIND_POLL_SECONDS, self._poll)
         while True:
             if self._stale() is not None:
-                return
+                return None
             found = self._replacement(waiting)
-            if found is not None and (
-                (found.get("spec") or {}).get("nodeName") or _is_unschedulable(found)
-            ):
-                return
+            if found is not None and (found.get("spec") or {}).get("nodeName"):
+                return self._clock()
+            if found is not None and _is_unschedulable(found):
+                return None
             if self._clock() >= deadline or self._stop_requested() is not None:
-                return
+                return None
             self._sleep(pause)
             pause = min(pause * 2, self._poll)
 
