@@ -71,8 +71,13 @@ def test_a_round_stopped_after_k_evictions_has_relieved_the_hottest_nodes(server
     assert done
     assert done == sources[: len(done)]
     moves = {name: [e["pod"] for e in planned if e["node"] == name] for name in sources}
+    last = planned[STOP_AFTER - 1]["node"]
     for name in sources:
         all_done = all(pod in evicted for pod in moves[name])
+        if name == last and all_done:
+            # Its last replacement may bind after the stop ended the wait for it:
+            # then when is not known.
+            continue
         assert (nodes[name]["carriedOutAt"] is not None) == all_done, name
     started = datetime.datetime.fromisoformat(audit["startedAt"])
     finished = datetime.datetime.fromisoformat(audit["finishedAt"])
