@@ -55,6 +55,8 @@ class ExecutionReport:
     untainted: list[str] = field(default_factory=list)  # taints removed, in order
     cordoned: list[str] = field(default_factory=list)  # nodes being emptied (consolidation)
     taints_left: list[str] = field(default_factory=list)  # could not be removed
+    # Evicted pod (namespace/name) -> when its replacement was seen bound to a node.
+    bound_at: dict[str, datetime.datetime] = field(default_factory=dict)
 
     def count(self, result: Result) -> int:
         return sum(1 for o in self.outcomes if o.result == result)

@@ -220,7 +220,8 @@ class Executor:
                 bound = self._verifier.wait_bound(started)
                 waiting[workload] = started
                 if bound is not None:
-                    self._guard_landing(started.eviction, bound, report)
+                    report.bound_at[eviction.pod] = bound.at
+                    self._guard_landing(started.eviction, bound.node, report)
         for pending in waiting.values():
             self._verifier.verify(pending, classes, report)
 

@@ -54,6 +54,14 @@ def off_plan_problem(pod: str, node: str | None, expected: str, node_count: int)
     return problem
 
 
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """Where a replacement was bound, and when loadaware saw it bound."""
+
+    node: str
+    at: datetime.datetime
+
+
 class ReplacementVerifier:
     """Finds and judges the replacements of one round's evictions (see the module)."""
 
@@ -82,10 +90,11 @@ class ReplacementVerifier:
         self._control = control
         self._open_breaker = open_breaker
 
-    def wait_bound(self, waiting: Waiting) -> str | None:
+    def wait_bound(self, waiting: Waiting) -> Bound | None:
         """Hold the taints until kube-scheduler has bound the replacement (or found no
         node for it, or verify.timeout passed): changing them earlier would steer it
-        somewhere the plan did not predict. Returns the node it was bound to, if it was."""
+        somewhere the plan did not predict. Returns where and when it was seen bound;
+        None: it was not."""
         deadline = waiting.evicted_at + self._policy.verify.timeout
         # kube-scheduler binds within a second or so: look again soon, then less often.
         pause = min(FIRST_BIND_POLL_SECONDS, self._poll)
@@ -95,8 +104,10 @@ class ReplacementVerifier:
             found = self._replacement(waiting)
             if found is not None:
                 node = (found.get("spec") or {}).get("nodeName")
-                if node or _is_unschedulable(found):
-                    return node or None
+                if node:
+                    return Bound(node=node, at=self._clock())
+                if _is_unschedulable(found):
+                    return None
             if self._clock() >= deadline or self._stop_requested() is not None:
                 return None
             self._sleep(pause)

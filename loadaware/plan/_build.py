@@ -19,6 +19,7 @@ from loadaware.plan import (
     _consolidate,
     _greedy,
     _milp,
+    _order,
     _placement,
     _profiles,
     strategies,
@@ -104,9 +105,10 @@ def build_plan(
         )
 
     solution, method, lower_bound, placement = _solve(problem)
+    # Violations first, then the hottest nodes' moves: the order the evictor keeps.
+    solution = _order.in_relief_order(problem, placement, solution)
     skipped.update(solution.skipped)
-    # Violations before relief, in the order they were planned, also for the evictor.
-    moves = sorted(solution.moves, key=lambda m: not m.candidate.must_move)
+    moves = list(solution.moves)
     planned_keys = {m.candidate.pod.key for m in moves}
     for move in moves:
         tally.planned[(move.candidate.profile, move.candidate.reason)] += 1

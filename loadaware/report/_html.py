@@ -20,12 +20,14 @@ per resource, with the pool's thresholds and targetThresholds marked on each
 bar; every other node sits in one collapsed section, one line of figures each,
 so that a 5,000-node round stays a page to read. Then, for a round, the relief
 check: each relieved and landing node's verdict with the sample it was judged
-on, and the model's error. Then the evictions with their reasons (and
+on (and, for a hot node, when its planned evictions were all carried out), and
+the model's error. Then the evictions with their reasons (and
 results), the budgets used, and the solver with its optimality gap.
 """
 
 from __future__ import annotations
 
+import datetime
 import html
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -450,21 +452,47 @@ def _plan_views(
     ]
 
 
-def _relief_section(verification: Mapping[str, Any]) -> str:
-    """Each node the round changed, judged on a sample taken after the change."""
+def _carried_out(audit: Mapping[str, Any]) -> dict[str, str]:
+    """Hot node -> when its planned evictions were all carried out, in seconds after
+    the round started ("+42s"); absent where they were not (or an older record)."""
+    started = audit.get("startedAt")
+    nodes = (audit.get("completion") or {}).get("nodes") or []
+    if not started:
+        return {}
+    start = datetime.datetime.fromisoformat(str(started))
+    return {
+        str(n["node"]): "+{:.0f}s".format(
+            (datetime.datetime.fromisoformat(str(n["carriedOutAt"])) - start).total_seconds()
+        )
+        for n in nodes
+        if n.get("node") and n.get("carriedOutAt")
+    }
+
+
+def _relief_section(
+    verification: Mapping[str, Any], carried_out: Mapping[str, str] | None = None
+) -> str:
+    """Each node the round changed, judged on a sample taken after the change; for a
+    hot node, when its planned evictions were all carried out (`carried_out`)."""
     rows = [("relieved", r) for r in verification.get("relief") or []] + [
         ("landing", r) for r in verification.get("landingNodes") or []
     ]
     if not rows:
         return ""
+    done = carried_out or {}
     extra = sorted({r for _, row in rows for r in row.get("before") or {}} - set(RESOURCES))
     resources = (*RESOURCES, *extra)
     out = ["<h2>Relief</h2><table><thead><tr><th>node</th><th>role</th><th>verdict</th>"]
+    if done:
+        out.append("<th>moves done</th>")
     out.extend(f"<th>{r} before / expected / observed</th>" for r in resources)
     out.append("<th>sample</th><th>why</th></tr></thead><tbody>")
     for role, row in rows:
         observed = row.get("observed") or {}
         cells = [f"<td>{_e(row.get('node'))}</td><td>{role}</td><td>{_e(row.get('verdict'))}</td>"]
+        if done:
+            when = done.get(str(row.get("node")), "–") if role == "relieved" else ""
+            cells.append(f'<td class="num">{_e(when)}</td>')
         for resource in resources:
             values = [
                 (row.get("before") or {}).get(resource),
@@ -558,7 +586,7 @@ def render_round_html(audit: Mapping[str, Any]) -> str:
         [
             _summary_section(_round_summary(audit, views, shown)),
             _nodes_section(views, _touched(shown, verification) | set(left_hot), of="round"),
-            _relief_section(verification),
+            _relief_section(verification, _carried_out(audit)),
             _evictions_section(shown, with_results=bool(evictions)),
             _budgets_section(shown, audit.get("budgets")),
             _solver_section(plan_json.get("solver"), plan_json.get("skipped") or {}),

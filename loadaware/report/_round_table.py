@@ -4,7 +4,7 @@ and each hot node left hot."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from loadaware import round as rounds
 from loadaware.report._table import render_plan_table
@@ -29,19 +29,40 @@ def _cell(relief: rounds.NodeRelief, resource: str) -> str:
     )
 
 
-def _relief_table(rows: Sequence[rounds.NodeRelief]) -> str:
-    """One row per node under a header: role, verdict, each resource before →
-    observed (target), and why, where there is a why."""
+def _carried_out(record: rounds.RoundRecord) -> dict[str, str]:
+    """Hot node -> when its planned evictions were all carried out, in seconds after
+    the round started ("+42s"); absent where they were not."""
+    if record.completion is None:
+        return {}
+    return {
+        n.node: f"+{(n.carried_out_at - record.started_at).total_seconds():.0f}s"
+        for n in record.completion.nodes
+        if n.carried_out_at is not None
+    }
+
+
+def _relief_table(rows: Sequence[rounds.NodeRelief], carried_out: Mapping[str, str]) -> str:
+    """One row per node under a header: role, verdict, when a hot node's moves were
+    all carried out (where any node's were), each resource before → observed
+    (target), and why, where there is a why."""
     named = {r for row in rows for r in (*row.targets, *row.before)}
     resources = [r for r in _RESOURCES if r in named] + sorted(named - set(_RESOURCES))
+    timed = bool(carried_out)
     header = [
         "NODE",
         "ROLE",
         "VERDICT",
+        *(["MOVES DONE"] if timed else []),
         *(f"{r.upper()} before → after (target)" for r in resources),
     ]
     table = [
-        [row.node, _ROLES.get(row.role, row.role), row.verdict, *(_cell(row, r) for r in resources)]
+        [
+            row.node,
+            _ROLES.get(row.role, row.role),
+            row.verdict,
+            *([carried_out.get(row.node, "–") if row.role == "relieved" else ""] if timed else []),
+            *(_cell(row, r) for r in resources),
+        ]
         for row in rows
     ]
     widths = [max(len(line[i]) for line in (header, *table)) for i in range(len(header))]
@@ -87,8 +108,9 @@ def render_round_table(record: rounds.RoundRecord) -> str:
     rows = rounds.relief_rows(record)
     if rows:
         text += (
-            "\nRELIEF (before → observed after the moves; "
+            "\nRELIEF (before → observed after the moves; moves done: when a hot node's "
+            "planned evictions were all carried out, after the round started; "
             "left hot: no pod moved off, not read again)\n"
         )
-        text += _relief_table(rows)
+        text += _relief_table(rows, _carried_out(record))
     return text

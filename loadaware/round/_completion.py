@@ -17,6 +17,10 @@ plan may already say a node stays hot (a budget ran out, no candidates); observe
 improved after every planned eviction, or not judged, it did what was planned:
 left hot, as planned, without making the round partial.
 
+Each hot node whose planned evictions were all carried out has the time the
+last was (its replacement bound): the round's plan takes the hottest nodes
+first, so that a round that stops early has carried out theirs.
+
 A round that stopped evicting early, or fell short on a hot node, is partial:
 not a success, whatever the relief check says of the nodes it did reach. The
 stop is the executor's, taken before the relief check: a breaker the relief
@@ -26,6 +30,7 @@ up here as the nodes it finds still hot.
 
 from __future__ import annotations
 
+import datetime
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -79,6 +84,10 @@ class NodeCompletion:
     relief: str | None  # the relief check's verdict; None: not judged
     result: NodeResult
     why: str = ""  # for a node still hot: what fell short, or why the plan left it so
+    # When every planned eviction from it was carried out, the last replacement
+    # bound (or found nothing left to do); None: not all were, or none was planned.
+    # Whether that relieved it is `relief`'s to say.
+    carried_out_at: datetime.datetime | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -170,10 +179,17 @@ def completion_to_json(completion: RoundCompletion | None) -> dict[str, Any] | N
                 "carriedOut": n.carried_out,
                 "expectedWithinTargets": n.expected_within_targets,
                 "relief": n.relief,
+                "carriedOutAt": _time(n.carried_out_at),
             }
             for n in completion.nodes
         ],
     }
+
+
+def _time(value: datetime.datetime | None) -> str | None:
+    if value is None:
+        return None
+    return value.astimezone(datetime.UTC).isoformat().replace("+00:00", "Z")
 
 
 # Skips that leave nothing to do for the node: the re-check before the eviction
@@ -208,7 +224,9 @@ def round_completion(
         results=dict(sorted(results.items())),
         stopped=stopped,
         nodes=tuple(
-            _node_completion(reports[name], sources[name], outcomes, judged.get(name))
+            _node_completion(
+                reports[name], sources[name], outcomes, judged.get(name), execution.bound_at
+            )
             for name in sorted(sources)
         ),
     )
@@ -219,6 +237,7 @@ def _node_completion(
     evictions: list[plan.Eviction],
     outcomes: Mapping[str, evict.EvictionOutcome],
     relief: str | None,
+    bound_at: Mapping[str, datetime.datetime],
 ) -> NodeCompletion:
     found = [outcomes.get(e.pod) for e in evictions]
     carried_out = sum(1 for o in found if o is not None and o.result == "evicted")
@@ -231,6 +250,15 @@ def _node_completion(
         )
         for o in found
     )
+    # An eviction is carried out once its replacement is bound; one that found
+    # nothing left to do, once it was found so.
+    carried_out_at: datetime.datetime | None = None
+    if evictions and done:
+        times = [
+            bound_at.get(o.pod) if o.result == "evicted" else o.at for o in found if o is not None
+        ]
+        if all(t is not None for t in times):
+            carried_out_at = max(t for t in times if t is not None)
     expected_within = all(node.after.get(r, 0.0) <= limit for r, limit in node.high.items())
     short = f"{carried_out} of {len(evictions)} planned evictions carried out"
     why = ""
@@ -262,4 +290,5 @@ def _node_completion(
         relief=relief,
         result=result,
         why=why,
+        carried_out_at=carried_out_at,
     )

@@ -11,8 +11,12 @@ eviction lands on.
 from __future__ import annotations
 
 import datetime
+import itertools
 from collections import Counter
 
+import numpy as np
+
+from loadaware import scheduling
 from loadaware.cluster import ClusterState, Pod
 from loadaware.metrics import Usage
 from loadaware.plan import Plan, pool_of
@@ -232,3 +236,64 @@ def _strategy_violation(
     if reason == "RemoveFailedPods":
         return None if pod.phase == "Failed" else "it has not failed"
     return f"unknown rule {reason!r}"
+
+
+def hottest_first_problems(plan: Plan) -> list[str]:
+    """Where the plan's evictions are out of relief order: must-moves (a deschedule
+    strategy's) before the hotspot evictions, each hot node's hotspot evictions
+    together, hot nodes furthest above their targets first (max over the judged
+    resources of before minus targetThreshold, from the plan's own node reports,
+    rounded as they are: near-ties may come either way)."""
+    problems: list[str] = []
+    reasons = [e.reason for e in plan.evictions if e.reason != "HighNodeUtilization"]
+    first_hotspot = next((k for k, r in enumerate(reasons) if r == "hotspot"), len(reasons))
+    if any(r != "hotspot" for r in reasons[first_hotspot:]):
+        problems.append("a must-move comes after a hotspot eviction")
+    nodes = {n.name: n for n in plan.nodes}
+    runs: list[str] = []
+    for e in plan.evictions:
+        if e.reason == "hotspot" and (not runs or runs[-1] != e.node):
+            runs.append(e.node)
+    if len(runs) != len(set(runs)):
+        problems.append(f"a hot node's evictions are not together: {runs}")
+
+    def excess(name: str) -> float:
+        node = nodes[name]
+        return max(node.before[r] - limit for r, limit in node.high.items())
+
+    for hotter, cooler in itertools.pairwise(runs):
+        if excess(hotter) < excess(cooler) - 1e-3:
+            problems.append(
+                f"{hotter} ({excess(hotter):.4f} over) before {cooler} ({excess(cooler):.4f} over)"
+            )
+    return problems
+
+
+def landing_replay_problems(plan: Plan, cluster: ClusterState) -> list[str]:
+    """Replays the evictions in the plan's order through the kube-scheduler model,
+    each replacement scored under its eviction's steering taints with the moves
+    before it applied, as kube-scheduler places them when every feasible node is
+    scored (percentageOfNodesToScore 100): the best-scoring nodes must be the
+    eviction's landingSet, with expectedNode among them."""
+    problems: list[str] = []
+    pods = {p.key: p for p in cluster.pods}
+    occupancy = Occupancy.from_cluster(cluster)
+    names = occupancy.node_names
+    every = np.arange(len(names), dtype=np.int64)
+    for e in plan.evictions:
+        pod = pods[e.pod]
+        if pod.phase == "Failed":
+            continue
+        steered = {name: [scheduling.STEERING_TAINT] for name in e.steer}
+        best = scheduling.score_replacement(pod, occupancy, every, extra_taints=steered).best_names(
+            names
+        )
+        if set(best) != set(e.landing_set) or e.expected_node not in best:
+            problems.append(
+                f"{e.pod}: best {best}, planned landing set {e.landing_set}, "
+                f"expected {e.expected_node}"
+            )
+        occupancy.remove(pod)
+        if e.expected_node is not None:
+            occupancy.add(pod, e.expected_node)
+    return problems

@@ -315,6 +315,30 @@ def test_round_page_adds_results_observed_utilisation_and_limits(
     assert "windowLeft" in text
 
 
+def test_round_page_says_when_a_hot_node_s_moves_were_all_carried_out(
+    plan_json: dict[str, Any],
+) -> None:
+    audit = _audit(plan_json)
+    hot = audit["verification"]["relief"][0]["node"]
+    relief = report.render_round_html(audit).split("<h2>Relief</h2>", 1)[1]
+    # An older record without the times: no column.
+    assert "moves done" not in relief.split("</table>", 1)[0]
+    audit["completion"] = {
+        "result": "complete",
+        "summary": "1/1 hot nodes relieved",
+        "stopped": None,
+        "hotNodes": {"planned": 1, "relieved": 1, "leftHot": []},
+        "evictions": {"planned": 2, "carriedOut": 2, "byResult": {"evicted": 2}},
+        "nodes": [{"node": hot, "result": "relieved", "carriedOutAt": "2026-11-29T08:01:05Z"}],
+    }
+    page = report.render_round_html(audit)
+    check_page(page)
+    table = page.split("<h2>Relief</h2>", 1)[1].split("</table>", 1)[0]
+    assert "<th>moves done</th>" in table
+    row = next(r for r in table.split("<tr>") if f"<td>{hot}</td>" in r)
+    assert '<td class="num">+65s</td>' in row
+
+
 def test_round_page_of_a_partial_round_says_so_with_the_counts(
     plan_json: dict[str, Any],
 ) -> None:

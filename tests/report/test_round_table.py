@@ -10,11 +10,14 @@ record's verification.verdict is "partial: ..." only for a partial round; a
 hot node the round left over its targets, judged or not (a budget left it no
 eviction), is counted among the plan's hot nodes and named left hot on the
 status lines, in the relief table under its header and in the audit record's
-verification, without making the round partial.
+verification, without making the round partial; a hot node whose planned
+evictions were all carried out has, in the relief table, when (seconds after
+the round started), and the table has no such column when none was.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 
 from loadaware import evict, plan, report
@@ -279,3 +282,21 @@ def test_a_node_whose_evictions_were_all_skipped_for_budget_gets_a_left_hot_row(
     assert verification["verdict"] == (
         "partial: 0/1 hot nodes relieved, 0/2 evictions carried out (2 skipped); left hot: hot-a"
     )
+
+
+def test_the_relief_table_says_when_a_hot_node_s_moves_were_all_carried_out() -> None:
+    completion = _completion(stopped=None, result="relieved")
+    [node] = completion.nodes
+    timed = dataclasses.replace(
+        completion,
+        nodes=(dataclasses.replace(node, carried_out_at=NOW + datetime.timedelta(seconds=42)),),
+    )
+    record = _record(timed, status="executed", reason="2 evicted", relief_verdict="relieved")
+    relief = report.render_round_table(record).split("\nRELIEF ", 1)[1].splitlines()[1:]
+    assert relief == [
+        "NODE   ROLE  VERDICT   MOVES DONE  CPU before → after (target)  "
+        "MEMORY before → after (target)",
+        "hot-a  hot   improved  +42s        90% → 74% (70%)              50% → 50% (80%)",
+    ]
+    body = report.round_to_json(record)["completion"]
+    assert body["nodes"][0]["carriedOutAt"] == "2026-11-30T08:00:42Z"

@@ -14,11 +14,14 @@ its evictions is; PDB refusals leave a node hot without any stop; evictions of
 other rules count as evictions but not as hot nodes; long lists of nodes end
 in "and N more"; the JSON of the audit record; every hot node of the plan counts, one the plan
 planned no eviction from (a budget ran out) too, and every node still over its
-targets is left hot, whether or not the round fell short on it.
+targets is left hot, whether or not the round fell short on it; each hot node
+whose planned evictions were all carried out has the time the last was (its
+replacement bound, or found with nothing left to do), and no other has one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 
 import pytest
@@ -308,6 +311,8 @@ def test_long_lists_of_nodes_end_in_and_n_more() -> None:
         "carriedOut": 1,
         "expectedWithinTargets": True,
         "relief": "relieved",
+        # No replacement was seen bound: not carried out by the executor's account.
+        "carriedOutAt": None,
     }
     assert body["nodes"][6]["why"] == "0 of 1 planned evictions carried out"
 
@@ -376,3 +381,59 @@ def test_a_node_the_plan_leaves_hot_without_a_sample_is_left_hot_as_planned() ->
     assert a.why == "the plan leaves it over its targets after 1 evictions"
     assert completion.left_hot == ("hot-a",)
     assert not completion.partial
+
+
+def test_a_node_has_the_time_its_evictions_were_all_carried_out_and_no_other() -> None:
+    a1, a2, b1, b2, c1, d1 = (
+        eviction("shop/a1", "hot-a"),
+        eviction("shop/a2", "hot-a"),
+        eviction("shop/b1", "hot-b"),
+        eviction("shop/b2", "hot-b"),
+        eviction("shop/c1", "hot-c"),
+        eviction("shop/d1", "hot-d"),
+    )
+    stop = "lost-leadership"
+    at = {name: NOW + datetime.timedelta(seconds=s) for name, s in (("a", 10), ("b", 25))}
+    done = execution(
+        outcome(a1, "evicted"),
+        outcome(a2, "evicted"),
+        outcome(b1, "evicted"),
+        # The moves so far relieved hot-b: its last eviction had nothing left to do.
+        dataclasses.replace(
+            outcome(b2, "skipped", plan.SOURCE_NOT_HOT), at=NOW + datetime.timedelta(seconds=30)
+        ),
+        outcome(c1, "evicted"),
+        outcome(d1, "skipped", f"round stopped: {stop}"),
+        stopped=stop,
+    )
+    done.bound_at.update(
+        {
+            "shop/a1": NOW + datetime.timedelta(seconds=4),
+            "shop/a2": at["a"],
+            "shop/b1": at["b"],
+            # shop/c1's replacement was never seen bound.
+        }
+    )
+    completion = _completion.round_completion(
+        make_plan(a1, a2, b1, b2, c1, d1),
+        done,
+        [relief("hot-a", "relieved"), relief("hot-b", "not improved")],
+        stopped=stop,
+    )
+    times = {n.node: n.carried_out_at for n in completion.nodes}
+    assert times == {
+        "hot-a": at["a"],
+        "hot-b": NOW + datetime.timedelta(seconds=30),
+        "hot-c": None,
+        "hot-d": None,
+    }
+    body = rounds.completion_to_json(completion)
+    assert body is not None
+    by_node = {n["node"]: n for n in body["nodes"]}
+    assert by_node["hot-a"]["carriedOutAt"] == "2026-11-30T08:00:10Z"
+    assert by_node["hot-a"]["relief"] == "relieved"
+    # Carried out, and then found not improved by the relief check: both are said.
+    assert by_node["hot-b"]["carriedOutAt"] == "2026-11-30T08:00:30Z"
+    assert by_node["hot-b"]["relief"] == "not improved"
+    assert by_node["hot-c"]["carriedOutAt"] is None
+    assert by_node["hot-d"]["carriedOutAt"] is None
