@@ -82,25 +82,33 @@ class ReplacementVerifier:
         self._control = control
         self._open_breaker = open_breaker
 
-    def wait_bound(self, waiting: Waiting) -> None:
-        """Hold the taints until kube-scheduler has bound the replacement (or found no
-        node for it, or verify.timeout passed): changing them earlier would steer it
-        somewhere the plan did not predict."""
+    def wait_bound(self, waiting: Waiting) -> bool:
+        """Wait until kube-scheduler has bound the replacement (or found no node for
+        it, or verify.timeout passed) before the next eviction changes the taints:
+        changing them earlier would steer it somewhere the plan did not predict.
+        True when it is bound."""
         deadline = waiting.evicted_at + self._policy.verify.timeout
         # kube-scheduler binds within a second or so: look again soon, then less often.
         pause = min(FIRST_BIND_POLL_SECONDS, self._poll)
         while True:
             if self._stale() is not None:
-                return
+                return False
             found = self._replacement(waiting)
-            if found is not None and (
-                (found.get("spec") or {}).get("nodeName") or _is_unschedulable(found)
-            ):
-                return
+            if found is not None and (found.get("spec") or {}).get("nodeName"):
+                return True
+            if found is not None and _is_unschedulable(found):
+                return False
             if self._clock() >= deadline or self._stop_requested() is not None:
-                return
+                return False
             self._sleep(pause)
             pause = min(pause * 2, self._poll)
+
+    def is_bound(self, waiting: Waiting) -> bool:
+        """Whether the replacement is bound to a node now (one look, no wait)."""
+        if self._stale() is not None:
+            return False
+        found = self._replacement(waiting)
+        return found is not None and bool((found.get("spec") or {}).get("nodeName"))
 
     def check_outstanding(
         self, waiting: dict[str, Waiting], classes: dict[str, str], report: ExecutionReport
