@@ -155,6 +155,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "Refusal",
         "SOURCE_NOT_HOT",
         "SolverInfo",
+        "TAINT_CAP",
         "allocatable_names",
         "build_plan",
         "classify_nodes",
@@ -162,6 +163,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
         "plan_to_json",
         "pod_eligibility",
         "pool_of",
+        "taint_cap",
         "unavailable_by_workload",
     ],
     "loadaware.plan.strategies": [

@@ -4,6 +4,7 @@ landed, which nodes carried the steering taint, and why the round stopped early.
 from __future__ import annotations
 
 import datetime
+import statistics
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -57,9 +58,21 @@ class ExecutionReport:
     taints_left: list[str] = field(default_factory=list)  # could not be removed
     # Evicted pod (namespace/name) -> when its replacement was seen bound to a node.
     bound_at: dict[str, datetime.datetime] = field(default_factory=dict)
+    # Nodes carrying the steering taint as each eviction was sent, in order.
+    tainted_counts: list[int] = field(default_factory=list)
 
     def count(self, result: Result) -> int:
         return sum(1 for o in self.outcomes if o.result == result)
+
+    @property
+    def tainted_most(self) -> int:
+        """The most nodes that carried the steering taint at once in the round."""
+        return max(self.tainted_counts, default=0)
+
+    @property
+    def tainted_median(self) -> float:
+        """The median of the nodes carrying the steering taint as evictions were sent."""
+        return float(statistics.median(self.tainted_counts)) if self.tainted_counts else 0.0
 
     @property
     def stop_reason(self) -> str | None:

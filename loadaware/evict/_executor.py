@@ -8,12 +8,14 @@ plan.LandingControl, each move's landing set and steer set are derived again
 just before its eviction from the cluster as observed (where the replacements
 so far were bound, which predecessors are gone), and a move whose source was
 relieved meanwhile or that has no good landing left is skipped. Steering: before
-each eviction the nodes of its `steer` set carry loadaware's soft taint and no
-other node does (only the changes are patched); the taints stay until the
-replacement is bound, so kube-scheduler places it under exactly those taints.
-Whether loadaware may set them is checked (a server-side dry run) before
-anything is evicted. Every taint set is removed when the round ends, however it
-ends.
+each eviction the nodes of its `steer` set carry loadaware's soft taint, with
+those of earlier evictions whose replacement is not bound yet, and no other node
+does (only the changes are patched); a move's taints stay until its replacement
+is bound, so kube-scheduler places it under exactly those taints, and go once no
+move needs them. No eviction is sent that would put the taint on more than
+steering.maxTaintedFraction of the nodes. Whether loadaware may set them is
+checked (a server-side dry run) before anything is evicted. Every taint set is
+removed when the round ends, however it ends.
 
 An eviction is not success. Success is the replacement Ready on a good node.
 So after each eviction the executor finds the replacement the controller
@@ -93,7 +95,7 @@ class Executor:
         self._control: plan.LandingControl | None = None
         self._guard: _landing_guard.OffSetLandingGuard | None = None
         # The round's parts, made afresh by each run.
-        self._steering = _steering.SteeringTaints(kube)
+        self._steering = _steering.SteeringTaints(kube, 0)
         self._verifier = self._verifier_for(None)
 
     def run(
@@ -130,7 +132,8 @@ class Executor:
                 return report
         classes = {n.name: n.node_class for n in planned.nodes}
         pods = {p.key: p for p in snapshot.pods}
-        self._steering = _steering.SteeringTaints(self._kube)
+        cap = plan.taint_cap(self._policy.steering.max_tainted_fraction, len(snapshot.nodes))
+        self._steering = _steering.SteeringTaints(self._kube, cap)
         try:
             if self._steers:
                 self._steering.check_allowed(planned)
@@ -182,6 +185,7 @@ class Executor:
     ) -> None:
         waiting: dict[str, _verify.Waiting] = {}
         for eviction in planned.evictions:
+            self._note_bound(waiting)
             if report.stopped is None:
                 self._verifier.check_outstanding(waiting, classes, report)
             if report.stopped is not None:
@@ -206,24 +210,51 @@ class Executor:
                 continue
             assert pod is not None
             if self._control is not None:
-                derived = self._control.landing(eviction)
+                held = self._steering.held if self._steers else frozenset()
+                derived = self._control.landing(eviction, held)
                 if derived.skip is not None:
                     self._record(report, eviction, "skipped", derived.skip)
                     continue
                 eviction = derived.applied_to(eviction)
             if self._steers:
+                over = self._steering.over_cap(eviction)
+                if over is not None:
+                    self._record(report, eviction, "skipped", over)
+                    continue
                 self._steering.steer(eviction, report)
             started = self._evict(eviction, pod, report)
             if started is not None:
                 # Each replacement is placed before the next eviction, as the plan
                 # predicted them: in order, and under this eviction's taints.
+                self._steering.sent(eviction)
                 bound = self._verifier.wait_bound(started)
                 waiting[workload] = started
                 if bound is not None:
+                    self._steering.bound(eviction.pod)
                     report.bound_at[eviction.pod] = bound.at
                     self._guard_landing(started.eviction, bound.node, report)
+        # The last moves' taints go once their replacements are bound, not after
+        # the wait for every replacement to be Ready.
+        self._note_bound(waiting)
+        if self._steers:
+            self._steering.release(report)
         for pending in waiting.values():
             self._verifier.verify(pending, classes, report)
+            if self._steers and self._steering.unbound:
+                self._note_bound(waiting)
+                self._steering.release(report)
+
+    def _note_bound(self, waiting: dict[str, _verify.Waiting]) -> None:
+        """Tell the steering which replacements not bound before are bound now."""
+        unbound = self._steering.unbound
+        if not unbound:
+            return
+        verifying = {pending.eviction.pod: pending for pending in waiting.values()}
+        for pod in unbound:
+            pending = verifying.get(pod)
+            # One no longer waiting was verified: Ready (so bound), or the round stops.
+            if pending is None or self._verifier.is_bound(pending):
+                self._steering.bound(pod)
 
     def _guard_landing(self, eviction: plan.Eviction, node: str, report: ExecutionReport) -> None:
         """Where the replacement was bound, told to the round's guard on the model

@@ -113,6 +113,13 @@ class ReplacementVerifier:
             self._sleep(pause)
             pause = min(pause * 2, self._poll)
 
+    def is_bound(self, waiting: Waiting) -> bool:
+        """Whether the replacement is bound to a node now (one look, no wait)."""
+        if self._stale() is not None:
+            return False
+        found = self._replacement(waiting)
+        return found is not None and bool((found.get("spec") or {}).get("nodeName"))
+
     def check_outstanding(
         self, waiting: dict[str, Waiting], classes: dict[str, str], report: ExecutionReport
     ) -> None:

@@ -13,7 +13,7 @@ from loadaware.plan._candidates import EvictionRules, pod_eligibility
 from loadaware.plan._classify import NodeTable, classify_nodes, node_scopes, pool_of
 from loadaware.plan._closed_loop import SOURCE_NOT_HOT, LandingControl
 from loadaware.plan._output import plan_to_json
-from loadaware.plan._placement import HOTSPOT_TAINT
+from loadaware.plan._placement import HOTSPOT_TAINT, TAINT_CAP, taint_cap
 from loadaware.plan._types import (
     POD_COUNT,
     RESOURCES,
@@ -30,6 +30,7 @@ __all__ = [
     "POD_COUNT",
     "RESOURCES",
     "SOURCE_NOT_HOT",
+    "TAINT_CAP",
     "CarriedBudget",
     "Eviction",
     "EvictionRules",
@@ -46,5 +47,6 @@ __all__ = [
     "plan_to_json",
     "pod_eligibility",
     "pool_of",
+    "taint_cap",
     "unavailable_by_workload",
 ]

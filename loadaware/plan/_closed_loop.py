@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from loadaware import metrics, scheduling
@@ -140,8 +141,10 @@ class LandingControl:
         )
         return cls(problem, candidates)
 
-    def landing(self, eviction: Eviction) -> MoveLanding:
-        """The move's landing, derived from the cluster as observed now."""
+    def landing(self, eviction: Eviction, held: Iterable[str] = ()) -> MoveLanding:
+        """The move's landing, derived from the cluster as observed now. `held`: nodes
+        that stay tainted meanwhile for replacements not yet bound; they count against
+        steering.maxTaintedFraction with the move's own steer set."""
         candidate = self._candidates.get(eviction.pod)
         if candidate is None:
             return MoveLanding(skip=UNKNOWN_POD)
@@ -150,12 +153,12 @@ class LandingControl:
         ):
             # The moves carried out so far relieved it already.
             return MoveLanding(skip=SOURCE_NOT_HOT)
+        index = self._names_index
+        self._placement.hold(frozenset(index[n] for n in held if n in index))
         found = self._placement.landing(candidate)
         if found.reason is not None:
             where = f" on {self._names[found.where]}" if found.where is not None else ""
             return MoveLanding(skip=f"{NO_GOOD_LANDING}: {found.reason}{where}")
-        # The evictor sets exactly these taints now.
-        self._placement.carry(found.steer)
         names = self._names
         return MoveLanding(
             expected_node=None if found.target is None else names[found.target],

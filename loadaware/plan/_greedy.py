@@ -182,6 +182,7 @@ _BLOCKED_WORDS = {
     "target-over-threshold": "over its targets",
     "no-fit": "nowhere (no node fits)",
     "still-violates": "where its rule still breaks",
+    "taint-cap": "only with more nodes tainted than steering.maxTaintedFraction allows",
 }
 
 

@@ -18,6 +18,14 @@ that set ahead of every node that is not a good landing. Where the sample is
 every feasible node, this is the single best node and the fewest taints that
 make it kube-scheduler's choice.
 
+A node is tainted only while it could outscore the current move's landing set:
+a move's steer set is its own rivals, nothing kept from earlier moves, as the
+evictor takes a move's taints off once its replacement is bound. Every pod the
+cluster schedules meanwhile is pushed off the tainted nodes, so a move whose
+steer set, with the taints still held for replacements not yet bound
+(`Placement.hold`), would exceed `steering.maxTaintedFraction` of the nodes is
+not planned (TAINT_CAP): the solvers try another pod instead.
+
 Must-move pods (named by a deschedule strategy) are held to the same landing
 rules, except that their source need not be hot, and two more: a replacement
 that fits nowhere is never allowed (even with nodeFit off), and it must land
@@ -41,6 +49,11 @@ from loadaware.plan._problem import AppliedMove, Candidate, Problem
 # replacement's chosen landing.
 HOTSPOT_TAINT = scheduling.STEERING_TAINT
 
+# The cap on tainted nodes never goes below this many: a fraction of a small cluster
+# is less than the few nodes that outscore a landing there, and a handful of soft
+# taints leaves most of its nodes to everything else.
+MIN_TAINT_CAP = 10
+
 # Why a candidate's replacement may not land where it is predicted to.
 BOUNCE_BACK = "bounce-back"  # predicted back on its source or on another hot/excluded node
 TARGET_OVER_THRESHOLD = "target-over-threshold"  # the landing node would end above its targets
@@ -50,6 +63,8 @@ STILL_VIOLATES = "still-violates"  # a must-move's replacement would break its r
 FEW_GOOD_LANDINGS = "few-good-landings"
 # The pod names a scheduler (spec.schedulerName) the model has no profile of.
 UNMODELLED_SCHEDULER = "unmodelled-scheduler"
+# Steering it would taint more nodes than steering.maxTaintedFraction allows.
+TAINT_CAP = "taint-cap"
 
 # Points of a node's total score the model may be off by on a sample: the plugins
 # it leaves out (volume binding), and the normalising plugins (PodTopologySpread,
@@ -82,6 +97,15 @@ class Landing:
     landing_set: tuple[int, ...] = ()
     # The chance of each landing_set node being where it lands, in the same order.
     shares: tuple[float, ...] = ()
+
+
+def taint_cap(fraction: float, node_count: int) -> int:
+    """The most nodes that may carry the soft taint at once: `fraction`
+    (steering.maxTaintedFraction) of the cluster's nodes, cordoned ones included,
+    rounded down, but never fewer than MIN_TAINT_CAP unless the fraction is 0."""
+    if fraction <= 0:
+        return 0
+    return max(int(fraction * node_count + 1e-9), MIN_TAINT_CAP)
 
 
 def _round_view(cluster: ClusterState) -> ClusterState:
@@ -131,8 +155,8 @@ class Placement:
         # The usage each applied move put on its landing set's nodes, and its variance:
         # where a replacement lands within its set is kube-scheduler's draw.
         self._spread: list[tuple[tuple[int, ...], np.ndarray, np.ndarray]] = []
-        # The nodes carrying the soft taint since the last move applied, per move.
-        self._steered: list[frozenset[int]] = [frozenset()]
+        # Nodes that stay tainted for replacements not yet bound (landing control).
+        self._held: frozenset[int] = frozenset()
         self.variance = np.zeros_like(self.usage)
         table = problem.table
         self._names = table.names
@@ -161,6 +185,7 @@ class Placement:
             for name, profile in self._profiles.by_name.items()
         }
         self._miss_probability = steering.miss_probability
+        self.taint_cap = taint_cap(steering.max_tainted_fraction, len(problem.cluster.nodes))
 
     def landing(self, candidate: Candidate) -> Landing:
         """Where the replacement would land if the pod were evicted now, and the soft
@@ -190,7 +215,8 @@ class Placement:
         if indexes.size > sample_size:
             return self._sampled_landing(candidate, scores, sample_size)
         totals = scores.totals
-        good = self._good_near_top(candidate, indexes, totals)
+        held = self._held_mask(indexes)
+        good = self._good_near_top(candidate, indexes, totals) & ~held
         best = scores.best()
         if not self._steering or scores.tolerates_steering:
             if not good[best].all():
@@ -215,7 +241,9 @@ class Placement:
                 continue
             steer = totals >= totals[position]
             steer[position] = False
-            steered = scores.with_steering(steer)
+            if not self._within_cap(int(np.count_nonzero(steer & ~held))):
+                return self._tied_landing(candidate, scores, good, held, position)
+            steered = scores.with_steering(steer | held)
             rivals = np.delete(steered, position)
             if rivals.size and rivals.max() >= steered[position]:
                 # A bad node leads by more than the taint costs it: not steerable.
@@ -226,6 +254,41 @@ class Placement:
         if not good[best].all():
             return self._bad(candidate, indexes[best[~good[best]]])
         return Landing(None, reason=STILL_VIOLATES)
+
+    def _tied_landing(
+        self,
+        candidate: Candidate,
+        scores: scheduling.NodeScores,
+        good: np.ndarray,
+        held: np.ndarray,
+        position: int,
+    ) -> Landing:
+        """The landing when making `position` the single best node would taint more
+        nodes than the cap allows: every good node tied with it is a landing too
+        (kube-scheduler picks among them at random), and only the nodes that are not
+        and score as well carry the taint."""
+        indexes, totals = scores.indexes, scores.totals
+        tied = np.flatnonzero(good & (totals == totals[position]))
+        if candidate.landing_check is not None:
+            tied = np.array(
+                [p for p in tied.tolist() if self._rule_holds(candidate, int(indexes[p]))],
+                dtype=np.int64,
+            )
+        steer = totals >= totals[position]
+        steer[tied] = False
+        if len(tied) < 2 or not self._within_cap(int(np.count_nonzero(steer & ~held))):
+            return Landing(None, reason=TAINT_CAP)
+        steered = scores.with_steering(steer | held)
+        others = np.ones(len(indexes), dtype=bool)
+        others[tied] = False
+        if others.any() and steered[others].max() >= steered[position]:
+            return Landing(None, reason=TAINT_CAP)
+        return Landing(
+            int(indexes[position]),
+            steer=_sorted_ints(indexes[steer & ~held]),
+            landing_set=_sorted_ints(indexes[tied]),
+            shares=(1.0 / len(tied),) * len(tied),
+        )
 
     def is_modelled(self, pod: Pod) -> bool:
         """Whether the model knows the scheduler that binds the pod's replacement."""
@@ -249,9 +312,10 @@ class Placement:
         judged = 0
         chunk = max(_SHORTLIST, 2 * need)
         floor: int | None = None
+        held = self._held_mask(indexes)
         while judged < count:
             block = order[judged : judged + chunk]
-            good[block] = self._good(candidate, indexes[block])
+            good[block] = self._good(candidate, indexes[block]) & ~held[block]
             if candidate.landing_check is not None:
                 for position in block[good[block]].tolist():
                     good[position] = self._rule_holds(candidate, int(indexes[position]))
@@ -273,14 +337,13 @@ class Placement:
         if rivals.any() and (not self._steering or scores.tolerates_steering):
             return self._bad(candidate, indexes[order[rivals[order]][:1]])
         if self._steering and not scores.tolerates_steering:
-            # A node tainted for the last move keeps its taint unless it may be a
-            # landing now: a taint left on costs no patch, and steers only away.
-            kept = np.fromiter(self._steered[-1], dtype=np.int64)
-            kept = kept[~np.isin(kept, indexes[known_good & (totals >= floor)])]
-            rivals |= np.isin(indexes, kept)
-            if rivals.any() or kept.size:
-                steered = scores.with_steering(rivals)
-                steer = _sorted_ints(np.union1d(indexes[rivals], kept))
+            # Only the nodes that could outscore the set: a taint kept from an earlier
+            # move would push every other pod off its node for nothing.
+            if not self._within_cap(int(np.count_nonzero(rivals & ~held))):
+                return Landing(None, reason=TAINT_CAP)
+            if rivals.any() or held.any():
+                steered = scores.with_steering(rivals | held)
+                steer = _sorted_ints(indexes[rivals & ~held])
         eligible_mask = known_good & (totals >= floor)
         weakest = int(steered[eligible_mask].min())
         outside = ~known_good
@@ -299,10 +362,20 @@ class Placement:
             shares=_landing_shares(steered[members], min(sample_size / count, 1.0)),
         )
 
-    def carry(self, steer: tuple[int, ...]) -> None:
-        """The nodes carrying the soft taint now, when the evictor, not a move applied
-        here, set them (landing control): the next landing keeps what it may."""
-        self._steered[-1] = frozenset(steer)
+    def hold(self, nodes: frozenset[int]) -> None:
+        """The nodes that stay tainted whatever the next move needs (landing control:
+        the steer sets of evicted pods whose replacements are not bound yet). They are
+        no landing, count against the cap, and the next move is scored under them."""
+        self._held = nodes
+
+    def _held_mask(self, indexes: scheduling.IntArray) -> np.ndarray:
+        if not self._held:
+            return np.zeros(len(indexes), dtype=bool)
+        return np.isin(indexes, np.fromiter(self._held, dtype=np.int64))
+
+    def _within_cap(self, steered: int) -> bool:
+        """Whether `steered` more tainted nodes, with those held, stay under the cap."""
+        return steered == 0 or steered + len(self._held) <= self.taint_cap
 
     def _good_near_top(
         self, candidate: Candidate, indexes: scheduling.IntArray, totals: scheduling.IntArray
@@ -351,7 +424,6 @@ class Placement:
         """Undo the most recently applied move."""
         candidate, target = self._applied.pop()
         nodes, added, variance = self._spread.pop()
-        self._steered.pop()
         if candidate.terminal:
             return
         if target is not None:
@@ -377,7 +449,6 @@ class Placement:
             # Not in the occupancy and without usage: nothing to take away.
             self._applied.append((candidate, None))
             self._spread.append(((), candidate.usage, candidate.usage))
-            self._steered.append(self._steered[-1])
             return
         self.occupancy.remove(candidate.pod)
         self.usage[candidate.node_index] -= candidate.usage
@@ -398,7 +469,6 @@ class Placement:
             self.usage[list(nodes)] += added
         self._applied.append((candidate, target))
         self._spread.append((nodes, added, variance))
-        self._steered.append(frozenset(found.steer))
 
     def holds(self, moves: Sequence[tuple[Candidate, int | None]]) -> bool:
         """Whether exactly these moves, and no other, have been applied, in this order."""
@@ -410,7 +480,6 @@ class Placement:
     def reset(self) -> None:
         """Undo every applied move, newest first."""
         self._spread.clear()
-        del self._steered[1:]
         self.variance[:] = 0.0
         while self._applied:
             candidate, target = self._applied.pop()

@@ -65,6 +65,17 @@ class SteeringSettings(_strict.StrictModel):
             "its sample misses every node of an eviction's landing set."
         ),
     )
+    max_tainted_fraction: Annotated[float, Field(ge=0, le=1)] = Field(
+        default=0.05,
+        description=(
+            "The largest share of the cluster's nodes that may carry loadaware's soft "
+            "taint at once (0-1; never fewer than 10 nodes): every pod the cluster "
+            "schedules meanwhile is pushed off them. A move whose steer set, with the "
+            "taints still held for replacements not yet bound, would need more is "
+            "planned with another pod or not at all (reason taint-cap). A round holds "
+            "far fewer most of the time: only the current move's rivals."
+        ),
+    )
     scheduler_config: _scheduler_config.SchedulerConfigField = Field(
         default=None,
         description=(

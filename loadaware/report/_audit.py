@@ -80,6 +80,11 @@ def round_to_json(record: rounds.RoundRecord) -> dict[str, Any]:
             "taintsApplied": execution.tainted if execution else [],
             "taintsRemoved": execution.untainted if execution else [],
             "taintsLeft": execution.taints_left if execution else [],
+            # Nodes carrying the steering taint as each eviction was sent.
+            "taintedNodes": {
+                "max": execution.tainted_most if execution else 0,
+                "median": execution.tainted_median if execution else 0.0,
+            },
             "leftoverTaintsRemoved": record.leftover_taints_removed,
             "cordoned": execution.cordoned if execution else [],
         },

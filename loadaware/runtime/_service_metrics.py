@@ -4,7 +4,9 @@ The names are a stable contract (docs/reference/metrics.md): dashboards and aler
 rules rely on them. Every label set is bounded: triggers, results and reason
 codes are fixed vocabularies, nodes and namespaces are the cluster's own.
 The eviction counter lives with the evictor (evict/_outcome.py), which counts
-each outcome as it happens; this module counts the rest from a round's record.
+each outcome as it happens, and so does the gauge of the nodes carrying the
+steering taint, loadaware_tainted_nodes (evict/_steering.py), set as each taint
+is put on or taken off; this module counts the rest from a round's record.
 
 All metrics live in prometheus_client's default registry, next to the
 evictor's counter, so `/metrics` and a Pushgateway push carry both.

@@ -384,3 +384,12 @@ def test_relief_verdicts_and_model_error_from_live_rounds() -> None:
         "relieved": {"cpu": 0.18, "memory": 0.0},
         "landing": {"cpu": 0.15, "memory": 0.0},
     }
+
+
+def test_the_tainted_nodes_gauge_is_served() -> None:
+    # Set by the evictor as it puts the steering taint on and takes it off (its
+    # values: tests/evict/test_taint_footprint_on_sim.py); /metrics serves it, with
+    # a value from the start.
+    body, _content_type = _service_metrics.render_metrics()
+    assert b"# TYPE loadaware_tainted_nodes gauge" in body
+    assert value("loadaware_tainted_nodes") is not None
