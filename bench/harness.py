@@ -32,8 +32,9 @@ Everything else in a row is recomputed by the harness from the inputs and the
 plan's evictions (`bench.measure`, `bench.checks`): the replacements are placed
 in order by loadaware's kube-scheduler model, each under the soft taints its
 eviction's `steer` names, scored by the profiles of the family's cluster. Each
-plan is replayed twice, one row each: with every feasible node scored ("full": landing on a random one of the nodes tied for the
-best score unless the plan's expected node is among them), and with
+plan is replayed twice, one row each: with every feasible node scored ("full":
+landing on a random one of the nodes tied for the best score unless the plan's
+expected node is among them), and with
 kube-scheduler's default node sampling ("sampled": the best of the nodes its
 walk scores, a seeded-random one of them if tied; `--scoring` picks one). Hot
 nodes, residual overload, peak utilisation of the landing nodes, bounce-backs,

@@ -413,8 +413,7 @@ LOADAWARE = DashboardSpec(
                     "timeseries",
                     [
                         Query(
-                            "min by (scheduler_name) "
-                            "(loadaware_scheduler_model_agreement_ratio)",
+                            "min by (scheduler_name) (loadaware_scheduler_model_agreement_ratio)",
                             "{{scheduler_name}}",
                         )
                     ],
