@@ -18,6 +18,8 @@ Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 # pkg/scheduler/schedule_one.go
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -51,6 +53,8 @@ def miss_chance(feasible: int, sample: int, eligible: int) -> float:
     return chance
 
 
+# A landing prediction asks it for every move, with the same few arguments in a round.
+@lru_cache(maxsize=256)
 def eligible_needed(feasible: int, sample: int, miss_probability: float) -> int:
     """The fewest eligible nodes among `feasible` that a random sample of `sample`
     misses altogether with a chance of at most `miss_probability`; 1 when the

@@ -179,8 +179,14 @@ def topology_spread_score(
         considered = feasible[~ignored]
     include = occupancy.affinity_mask(pod)
     raw = np.zeros(len(feasible), dtype=np.float64)
+    # The system defaults share one selector over two keys: counted once.
+    counted: dict[int, IntArray] = {}
     for (key, max_skew, selector), (_codes, values) in zip(constraints, domains, strict=True):
-        counts = _spread_counts(occupancy, pod.namespace, selector, terminating)
+        counts = counted.get(id(selector))
+        if counts is None:
+            counts = counted[id(selector)] = _spread_counts(
+                occupancy, pod.namespace, selector, terminating
+            )
         # Codes shift by one so that "no such label" (-1) is a bin too: a node
         # without the key forms the empty-valued domain, as the Go code's map
         # lookup does.
