@@ -66,7 +66,7 @@ class SteeringSettings(_strict.StrictModel):
         ),
     )
     max_tainted_fraction: Annotated[float, Field(ge=0, le=1)] = Field(
-        default=0.05,
+        default=0.1,
         description=(
             "The largest share of the cluster's nodes that may carry loadaware's soft "
             "taint at once (0-1; never fewer than 10 nodes): every pod the cluster "

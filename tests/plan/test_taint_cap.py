@@ -50,8 +50,12 @@ def _policy(method: str, **steering: object) -> LoadAwarePolicy:
             ],
             "optimizer": {"method": method},
             # Every feasible node scored: the landing is one node, the steer set every
-            # node outscoring it.
-            "steering": {"percentageOfNodesToScore": 100, **steering},
+            # node outscoring it. A 2% cap, so that these clusters reach it.
+            "steering": {
+                "percentageOfNodesToScore": 100,
+                "maxTaintedFraction": 0.02,
+                **steering,
+            },
         }
     )
 
