@@ -29,7 +29,7 @@ from __future__ import annotations
 import datetime
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from loadaware import plan
@@ -42,6 +42,7 @@ from loadaware.errors import (
     NotFoundError,
     RefusedError,
 )
+from loadaware.evict import _history
 from loadaware.kube import Kube, RawObject
 from loadaware.policy import LoadAwarePolicy
 
@@ -174,6 +175,7 @@ class StateStore:
         self._clock = clock
         self._namespace = policy.state.namespace
         self._name = policy.state.config_map
+        self._history = _history.History(EvictionRecord)
 
     # Reading ----------------------------------------------------------------
 
@@ -182,9 +184,7 @@ class StateStore:
         if body is None:
             return _Snapshot(records=(), breaker=Breaker(), suspension=Suspension(), body=None)
         data = body.get("data") or {}
-        records = tuple(
-            EvictionRecord(**item) for item in json.loads(data.get(HISTORY_KEY) or "[]")
-        )
+        records = self._history.decode(data.get(HISTORY_KEY) or "[]")
         raw_breaker = json.loads(data.get(BREAKER_KEY) or "{}")
         until = raw_breaker.get("openUntil")
         breaker = Breaker(
@@ -463,7 +463,7 @@ class StateStore:
         self, body: RawObject | None, records: list[EvictionRecord], breaker: Breaker
     ) -> None:
         data = {
-            HISTORY_KEY: json.dumps([asdict(r) for r in records], separators=(",", ":")),
+            HISTORY_KEY: self._history.encode(records),
             BREAKER_KEY: json.dumps(_breaker_json(breaker), separators=(",", ":")),
         }
         if body is None:
