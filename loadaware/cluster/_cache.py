@@ -265,13 +265,9 @@ class ClusterCache:
         wanted = _equality_selector(label_selector)
         self._listed(_cache_objects.PODS)
         with self._store.lock:
-            keys = sorted(self._store.pods_by_namespace.get(namespace, ()))
+            keys = sorted(self._store.pods_labelled(namespace, wanted))
             entries = [self._store.pods[k] for k in keys]
-        return [
-            _pod_view(e)
-            for e in entries
-            if all(e.pod.labels.get(k) == v for k, v in wanted.items())
-        ]
+        return [_pod_view(e) for e in entries]
 
     def list_node_pods(self, node: str) -> list[dict[str, Any]]:
         self._listed(_cache_objects.PODS)

@@ -74,6 +74,9 @@ class CacheStore:
         self.pods: dict[str, _cache_objects.PodEntry] = {}
         self.pods_by_namespace: dict[str, set[str]] = {}
         self.pods_by_node: dict[str, set[str]] = {}
+        # (namespace, label key, value) -> pod keys: the executor lists a workload's
+        # pods by their labels after every eviction, and a namespace holds thousands.
+        self.pods_by_label: dict[tuple[str, str, str], set[str]] = {}
         self._sorted_pods: list[str] | None = None  # pod keys in list order, once sorted
         self._workloads: tuple[_types.Workload, ...] | None = None  # as last assembled
         self._resolver: _convert._WorkloadResolver | None = None
@@ -237,6 +240,15 @@ class CacheStore:
         for key, entry in converted.items():
             self._put_pod(key, entry)
 
+    def pods_labelled(self, namespace: str, labels: Mapping[str, str]) -> set[str]:
+        """Keys of the namespace's pods that carry every one of `labels` (all of the
+        namespace's for none): the smallest label's pods, filtered."""
+        if not labels:
+            return set(self.pods_by_namespace.get(namespace, ()))
+        sets = [self.pods_by_label.get((namespace, k, v), set()) for k, v in labels.items()]
+        smallest = min(sets, key=len)
+        return {k for k in smallest if all(k in other for other in sets)}
+
     def _put_pod(self, key: str, entry: _cache_objects.PodEntry) -> None:
         old = self.pods.get(key)
         if old is None:
@@ -244,8 +256,12 @@ class CacheStore:
                 # One new pod in 150,000: insert it in order rather than sort again.
                 bisect.insort(self._sorted_pods, key)
             self.pods_by_namespace.setdefault(entry.pod.namespace, set()).add(key)
-        elif old.pod.node_name != entry.pod.node_name and old.pod.node_name:
-            self.pods_by_node.get(old.pod.node_name, set()).discard(key)
+        else:
+            if old.pod.node_name != entry.pod.node_name and old.pod.node_name:
+                self.pods_by_node.get(old.pod.node_name, set()).discard(key)
+            if old.pod.labels != entry.pod.labels:
+                self._unlabel(key, old.pod)
+        self._label(key, entry.pod)
         if entry.pod.node_name:
             self.pods_by_node.setdefault(entry.pod.node_name, set()).add(key)
         self.pods[key] = entry
@@ -261,6 +277,20 @@ class CacheStore:
         self.pods_by_namespace.get(entry.pod.namespace, set()).discard(key)
         if entry.pod.node_name:
             self.pods_by_node.get(entry.pod.node_name, set()).discard(key)
+        self._unlabel(key, entry.pod)
+
+    def _label(self, key: str, pod: _types.Pod) -> None:
+        for name, value in pod.labels.items():
+            self.pods_by_label.setdefault((pod.namespace, name, value), set()).add(key)
+
+    def _unlabel(self, key: str, pod: _types.Pod) -> None:
+        for name, value in pod.labels.items():
+            label = (pod.namespace, name, value)
+            keys = self.pods_by_label.get(label)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self.pods_by_label[label]
 
 
 def _completed(

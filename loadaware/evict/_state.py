@@ -29,7 +29,7 @@ from __future__ import annotations
 import datetime
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from loadaware import plan
@@ -42,6 +42,7 @@ from loadaware.errors import (
     NotFoundError,
     RefusedError,
 )
+from loadaware.evict import _history
 from loadaware.kube import Kube, RawObject
 from loadaware.policy import LoadAwarePolicy
 
@@ -174,17 +175,23 @@ class StateStore:
         self._clock = clock
         self._namespace = policy.state.namespace
         self._name = policy.state.config_map
+        self._history = _history.History(EvictionRecord)
+        # The ConfigMap as this store last wrote it: the next update starts from it
+        # rather than from a read. Its resourceVersion makes the write fail (409) if
+        # anyone wrote since, a suspension included, and only then is it read again.
+        # A round updates twice per eviction, and the history grows with the round.
+        self._written: _Snapshot | None = None
 
     # Reading ----------------------------------------------------------------
 
     def _read(self) -> _Snapshot:
-        body = self._kube.read_config_map(self._namespace, self._name)
+        return self._snapshot_of(self._kube.read_config_map(self._namespace, self._name))
+
+    def _snapshot_of(self, body: RawObject | None) -> _Snapshot:
         if body is None:
             return _Snapshot(records=(), breaker=Breaker(), suspension=Suspension(), body=None)
         data = body.get("data") or {}
-        records = tuple(
-            EvictionRecord(**item) for item in json.loads(data.get(HISTORY_KEY) or "[]")
-        )
+        records = self._history.decode(data.get(HISTORY_KEY) or "[]")
         raw_breaker = json.loads(data.get(BREAKER_KEY) or "{}")
         until = raw_breaker.get("openUntil")
         breaker = Breaker(
@@ -433,13 +440,13 @@ class StateStore:
         refuse_when_suspended: bool = False,
     ) -> None:
         for _attempt in range(MAX_WRITE_ATTEMPTS):
-            snapshot = self._read()
+            snapshot, self._written = self._written or self._read(), None
             if refuse_when_suspended and snapshot.suspension.suspended:
                 raise SuspendedError(snapshot.suspension)
             records = list(self._pruned(snapshot.records))
             breaker = change(records, snapshot.breaker)
             try:
-                self._write(snapshot.body, records, breaker)
+                self._written = self._snapshot_of(self._write(snapshot.body, records, breaker))
                 return
             except ConflictError:
                 continue  # another writer got in first: re-read and re-check
@@ -461,17 +468,17 @@ class StateStore:
 
     def _write(
         self, body: RawObject | None, records: list[EvictionRecord], breaker: Breaker
-    ) -> None:
+    ) -> RawObject:
+        """Returns the ConfigMap as the API server stored it."""
         data = {
-            HISTORY_KEY: json.dumps([asdict(r) for r in records], separators=(",", ":")),
+            HISTORY_KEY: self._history.encode(records),
             BREAKER_KEY: json.dumps(_breaker_json(breaker), separators=(",", ":")),
         }
         if body is None:
-            self._kube.create_config_map(self._namespace, self._new_body(data))
-            return
+            return self._kube.create_config_map(self._namespace, self._new_body(data))
         updated = dict(body)
         updated["data"] = {**(body.get("data") or {}), **data}
-        self._kube.replace_config_map(self._namespace, updated)
+        return self._kube.replace_config_map(self._namespace, updated)
 
     def _new_body(self, data: dict[str, str]) -> RawObject:
         return {

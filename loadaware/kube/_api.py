@@ -132,7 +132,7 @@ class Kube:
             else None,
         )
         with self._translated(f"evict pod {namespace}/{name}"):
-            self._core.create_namespaced_pod_eviction(
+            response = self._core.create_namespaced_pod_eviction(
                 name,
                 namespace,
                 body,
@@ -140,6 +140,7 @@ class Kube:
                 _preload_content=False,
                 _request_timeout=self._timeout,
             )
+            _finished(response)
 
     # Nodes ----------------------------------------------------------------
 
@@ -161,7 +162,7 @@ class Kube:
         A dry run goes through authorization and admission and changes nothing."""
         patch = {"metadata": {"resourceVersion": resource_version}, "spec": {"taints": taints}}
         with self._translated(f"update taints of node {name}"):
-            self._core.patch_node(
+            response = self._core.patch_node(
                 name,
                 patch,
                 field_manager=FIELD_MANAGER,
@@ -170,11 +171,12 @@ class Kube:
                 _preload_content=False,
                 _request_timeout=self._timeout,
             )
+            _finished(response)
 
     def cordon_node(self, name: str) -> None:
         """spec.unschedulable: true, as `kubectl cordon` sets it."""
         with self._translated(f"cordon node {name}"):
-            self._core.patch_node(
+            response = self._core.patch_node(
                 name,
                 {"spec": {"unschedulable": True}},
                 field_manager=FIELD_MANAGER,
@@ -182,6 +184,7 @@ class Kube:
                 _preload_content=False,
                 _request_timeout=self._timeout,
             )
+            _finished(response)
 
     # Namespaces -------------------------------------------------------------
 
@@ -223,7 +226,7 @@ class Kube:
         verb = "create" if create else "update"
         with self._translated(f"{verb} configmap {namespace}/{name} (dry run)"):
             if create:
-                self._core.create_namespaced_config_map(
+                response = self._core.create_namespaced_config_map(
                     namespace,
                     body,
                     dry_run="All",
@@ -231,8 +234,9 @@ class Kube:
                     _preload_content=False,
                     _request_timeout=self._timeout,
                 )
+                _finished(response)
             else:
-                self._core.replace_namespaced_config_map(
+                response = self._core.replace_namespaced_config_map(
                     name,
                     namespace,
                     body,
@@ -241,6 +245,7 @@ class Kube:
                     _preload_content=False,
                     _request_timeout=self._timeout,
                 )
+                _finished(response)
 
     def replace_config_map(self, namespace: str, body: RawObject) -> RawObject:
         """PUT with metadata.resourceVersion set: ConflictError if someone wrote in between."""
@@ -258,9 +263,19 @@ class Kube:
 
     def create_event(self, namespace: str, body: RawObject) -> None:
         with self._translated(f"create event in {namespace}"):
-            self._core.create_namespaced_event(
+            response = self._core.create_namespaced_event(
                 namespace, body, _preload_content=False, _request_timeout=self._timeout
             )
+            _finished(response)
+
+
+def _finished(response: Any) -> None:
+    """Read what is left of a response whose body loadaware does not need, and give its
+    connection back to the pool. Left unread, the connection stays taken and the next
+    request opens another: a new connection (and a new thread in a threaded server) for
+    every eviction, taint patch and event."""
+    response.drain_conn()
+    response.release_conn()
 
 
 class Leases:

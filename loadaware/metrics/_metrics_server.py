@@ -10,6 +10,7 @@ metrics-server keeps no history, so Usage.history is None.
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -42,10 +43,24 @@ _DURATION_UNITS = {
 }
 
 
+# metrics-server writes cpu in nanocores and memory in kibibytes, as plain integers
+# with a suffix: those are read without the general parser, to the same float (an
+# integer division in Python is correctly rounded, as Fraction's float is). A read at
+# 5,000 nodes has 150,000 pods, and the general parser was half its time.
+_PLAIN_DIVISORS = {"n": 10**9, "u": 10**6, "m": 10**3}
+_PLAIN_FACTORS = {"Ki": 1024, "Mi": 1024**2}
+
+
 def parse_quantity(text: str) -> float:
     """A Kubernetes quantity as a float (cores for cpu, bytes for memory)."""
     if not isinstance(text, str):
         raise ValueError(f"not a quantity: {text!r}")
+    digits, suffix = text[:-1], text[-1:]
+    if suffix in _PLAIN_DIVISORS and digits.isascii() and digits.isdigit():
+        return int(digits) / _PLAIN_DIVISORS[suffix]
+    digits, suffix = text[:-2], text[-2:]
+    if suffix in _PLAIN_FACTORS and digits.isascii() and digits.isdigit():
+        return float(int(digits) * _PLAIN_FACTORS[suffix])
     try:
         return float(quantity.parse_quantity(text.strip()))
     except ValueError:
@@ -53,9 +68,22 @@ def parse_quantity(text: str) -> float:
 
 
 def _parse_window(text: Any) -> float:
-    if not isinstance(text, str) or _DURATION.fullmatch(text) is None:
+    if not isinstance(text, str):
+        raise ValueError(f"not a duration: {text!r}")
+    return _window_seconds(text)
+
+
+# Every item of a list has the window and, mostly, the timestamp of the others.
+@functools.lru_cache(maxsize=256)
+def _window_seconds(text: str) -> float:
+    if _DURATION.fullmatch(text) is None:
         raise ValueError(f"not a duration: {text!r}")
     return sum(float(n) * _DURATION_UNITS[u] for n, u in _DURATION_PART.findall(text))
+
+
+@functools.lru_cache(maxsize=256)
+def _moment(stamp: str) -> datetime.datetime | None:
+    return _file._parse_timestamp(stamp)
 
 
 class MetricsServerProvider:
@@ -161,7 +189,7 @@ def _sample(usage: Any, item: Mapping[str, Any], plural: str, key: str) -> Usage
     except ValueError as exc:
         raise _malformed(plural, key, str(exc)) from None
     stamp = item.get("timestamp")
-    moment = _file._parse_timestamp(stamp) if isinstance(stamp, str) else None
+    moment = _moment(stamp) if isinstance(stamp, str) else None
     if moment is None:
         raise _malformed(plural, key, f"timestamp {stamp!r} is not an RFC 3339 time")
     try:

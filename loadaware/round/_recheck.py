@@ -4,6 +4,7 @@ as data (evict.Proceed, Skip or Stop), which the executor acts on."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Callable
 
@@ -19,7 +20,13 @@ RECHECK_REUSE_SECONDS = 15.0
 
 class Rechecker:
     """evict.Recheck for one round: `read_usage` gives usage as the round plans on
-    it; a reading younger than `reuse_seconds` (by `clock`) is reused."""
+    it; a reading younger than `reuse_seconds` (by `clock`) is reused.
+
+    It reads the nodes' usage only: whether a source is still over its targets is
+    its node's usage, and the nodes' samples are what a stale or implausible source
+    is refused on. Every pod's sample (150,000 at 5,000 nodes) read again every
+    15 s cost the metrics source and loadaware more than the evictions did, and
+    grew with the cluster rather than with the round."""
 
     def __init__(
         self,
@@ -35,6 +42,8 @@ class Rechecker:
     ) -> None:
         self._settings = settings
         self._snapshot = snapshot
+        # What the usage is read for: the same nodes, no pods.
+        self._nodes_only = dataclasses.replace(snapshot, pods=())
         self._usage = usage
         self._read_usage = read_usage
         self._clock = clock
@@ -57,7 +66,7 @@ class Rechecker:
         now = self._clock()
         if self._read_at is None or (now - self._read_at).total_seconds() >= self._reuse_seconds:
             try:
-                self._usage = self._read_usage(self._snapshot)
+                self._usage = self._read_usage(self._nodes_only)
             except RefusedError as exc:
                 # Fail closed: the source can no longer be vouched for.
                 return evict.Stop(exc)

@@ -197,6 +197,10 @@ def serve(
 ) -> None:
     """Serve until interrupted (or `stop` is set), announcing the kubeconfig, the URL and
     then each controller inferred (or not) for a partial dump."""
+    # kube-scheduler fills its cache from its first list before it schedules. Left to
+    # the first pass, a 5,000-node cluster's cache was built while the store was held,
+    # and the API answered nothing for longer than clients wait.
+    server.sim.controllers.scheduler.occupancy  # noqa: B018
     server.start()
     if kubeconfig_out is not None:
         path = server.write_kubeconfig(kubeconfig_out)

@@ -44,6 +44,7 @@ class Watches:
         # Open watch connections -> False, or True once cut, or "expired" once told 410.
         self._watches: dict[Any, bool | str] = {}
         self._connections: set[Any] = set()
+        self.connections_accepted = 0  # every connection ever opened to the server
         self._lock = threading.Lock()
 
     def opened(self, connection: Any) -> None:
@@ -92,6 +93,7 @@ class Watches:
     def connection_opened(self, connection: Any) -> None:
         with self._lock:
             self._connections.add(connection)
+            self.connections_accepted += 1
 
     def connection_ended(self, connection: Any) -> None:
         with self._lock:

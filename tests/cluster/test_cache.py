@@ -230,6 +230,43 @@ def test_the_evictors_reads_are_answered_from_memory(
     assert counts.get(("get", "pods"), 0) == 0
 
 
+def test_pods_listed_by_labels_follow_relabelling_and_replacement(
+    server: sim.SimServer, cache: cluster.ClusterCache, client: kubernetes.client.ApiClient
+) -> None:
+    core = kubernetes.client.CoreV1Api(client)
+    state = cache.snapshot()
+    pod = _evictable(state)
+    for tier in ("first", "moved"):
+        core.patch_namespaced_pod(pod.name, pod.namespace, {"metadata": {"labels": {"tier": tier}}})
+    evicted = next(
+        p
+        for p in state.pods
+        if p.owner is not None and p.owner.kind == "ReplicaSet" and p.key != pod.key
+    )
+    server.sim.evict(evicted.namespace, evicted.name)
+    server.advance(30)
+    caught_up(cache, server)
+    selectors = {
+        "tier=moved",
+        "tier=first",
+        ",".join(f"{k}={v}" for k, v in sorted(pod.labels.items())),
+        ",".join(f"{k}={v}" for k, v in sorted(evicted.labels.items())),
+        *(f"{k}={v}" for k, v in pod.labels.items()),
+        f"{next(iter(pod.labels))}=no-such-value",
+        "",
+    }
+    for namespace in {pod.namespace, evicted.namespace}:
+        for selector in sorted(selectors):
+            live = core.list_namespaced_pod(namespace, label_selector=selector).items
+            cached = cache.list_pods(namespace, selector)
+            assert [p["metadata"]["name"] for p in cached] == sorted(
+                p.metadata.name for p in live
+            ), selector
+    assert [p["metadata"]["name"] for p in cache.list_pods(pod.namespace, "tier=moved")] == [
+        pod.name
+    ]
+
+
 def test_stop_ends_every_watch_thread_at_once(client: kubernetes.client.ApiClient) -> None:
     # Right after the first lists, the threads are opening their watches: a stream
     # that opens after stop() looked for streams to shut must still end.

@@ -96,18 +96,13 @@ def test_no_evidence_within_the_timeout_leaves_the_nodes_unverified(server, tmp_
     verify.reliefTimeout after the last change and says why each node is unverified."""
     policy = metrics_server_policy(verify={"reliefTimeout": "45s"})
     context = live_context(server, tmp_path, policy)
-    read_usage = context.read_usage
 
-    def failing_after_the_evictions(state):
-        # Plan and the re-checks read every node; the relief check reads only
-        # the nodes it judges (no pods).
-        if not state.pods:
+    def failing_after_the_evictions(step: str) -> None:
+        if step == "verifying":
             call(server, "POST", "/_sim/faults", {"path": "/apis/metrics.k8s.io", "status": 503})
-        return read_usage(state)
 
     record = rounds.run_round(
-        policy,
-        rounds.RoundContext(**{**context.__dict__, "read_usage": failing_after_the_evictions}),
+        policy, context, rounds.RoundOptions(on_phase=failing_after_the_evictions)
     ).record
     audit = report.round_to_json(record)
     verification = audit["verification"]

@@ -10,7 +10,9 @@ than settle_after is left alone; one whose pod is still there with its UID
 and not terminating is released; gone, terminating or replaced under the same
 name stays counted, settled as evicted; one without a UID is left alone; one
 its own round settles while the pods are read keeps that round's outcome; and
-a reservation is stamped when it is written, not when it was first tried.
+a reservation is stamped when it is written, not when it was first tried. A
+store's updates start from what it last wrote, with no read, until another writer
+(a reservation, a suspension) sends it back to one.
 """
 
 from __future__ import annotations
@@ -274,3 +276,37 @@ def test_an_outcome_its_own_round_wrote_meanwhile_is_kept(server, tmp_path) -> N
     # terminating): a release would be wrong, and the re-read keeps it from happening.
     assert settler.settle_pending() == ()
     assert _outcomes(own) == {"slow": "evicted"}
+
+
+def test_a_round_writes_its_state_without_reading_it_again_until_someone_else_writes(
+    server, tmp_path
+) -> None:
+    # A round updates its state twice per eviction: each update starts from what it
+    # last wrote, and the resourceVersion it carries sends it back to a read when
+    # anyone else wrote in between (another round's reservation, a suspension).
+    _create_namespace(server)
+    kube = _kube(server, tmp_path)
+    first, second, third = _running_pods(server, 3)
+    store = _store(kube, NOW)
+    server.sim.requests.clear()
+    for pod in (first, second):
+        reservation = _reservation(pod, round_id="r")
+        store.reserve(reservation)
+        store.settle(reservation, "evicted")
+    counts = server.sim.requests.counts()
+    assert counts.get(("get", "configmaps"), 0) == 1  # before the first write only
+    assert counts.get(("create", "configmaps"), 0) + counts.get(("update", "configmaps"), 0) == 4
+    other = _store(kube, NOW)
+    other.reserve(_reservation(third, round_id="other"))
+    other.set_suspended(True, by="on-call", reason="incident")
+    with pytest.raises(evict.SuspendedError):
+        store.reserve(_reservation(third, round_id="r"))
+
+    def key(pod: dict[str, Any]) -> str:
+        return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
+
+    assert {(r.round, r.pod, r.outcome) for r in _store(kube, NOW).records()} == {
+        ("r", key(first), "evicted"),
+        ("r", key(second), "evicted"),
+        ("other", key(third), "reserved"),
+    }

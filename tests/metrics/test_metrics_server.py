@@ -23,6 +23,7 @@ import kubernetes.client
 import pytest
 
 from bench.prometheus import GiB, free_port
+from loadaware import quantity
 from loadaware.errors import RefusedError
 from loadaware.metrics import (
     MetricsServerProvider,
@@ -214,6 +215,39 @@ def test_api_down_refuses() -> None:
 )
 def test_parse_quantity(text: str, value: float) -> None:
     assert parse_quantity(text) == pytest.approx(value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0n",
+        "1n",
+        "20000000n",
+        "123456789012345678n",
+        "7u",
+        "999m",
+        "1000m",
+        "47996Ki",
+        "9007199254740993Ki",
+        "3Mi",
+        "0012n",
+    ],
+)
+def test_metrics_servers_own_forms_read_exactly_as_any_quantity(text: str) -> None:
+    assert parse_quantity(text) == float(quantity.parse_quantity(text))
+
+
+@pytest.mark.parametrize("text", ["n", "Ki", "-5n", "1.5Ki", "١٢n", "12 n", "+3m", ""])
+def test_other_spellings_take_the_general_reading(text: str) -> None:
+    try:
+        expected: float | None = float(quantity.parse_quantity(text.strip()))
+    except ValueError:
+        expected = None
+    if expected is None:
+        with pytest.raises(ValueError, match="not a quantity"):
+            parse_quantity(text)
+    else:
+        assert parse_quantity(text) == expected
 
 
 SECRET_PATH = "/api/v1/namespaces/loadaware/secrets/prometheus-token"

@@ -1,0 +1,307 @@
+"""loadaware's CPU per eviction in a live round, on generated clusters of growing size.
+
+    python -m bench.round_evictions                        # 1,000 and 5,000 nodes
+    python -m bench.round_evictions --sizes 1000 --evictions 50
+    python -m bench.round_evictions --sizes 1000 --profile # cProfile of the evictions
+
+For every size it generates a usage-independent cluster (`python -m bench.generate`,
+about 30 pods per node) and serves it with `loadaware sim serve` in a process of
+its own, with kube-scheduler's default node sampling. In this process it then runs
+one round as `run --once` does (a watched cluster cache, the metrics-server
+source, soft-taint steering and landing control), its plan capped at `--evictions`
+by limits.maxNoOfPodsToEvictTotal (0: the whole plan, whose size grows with the
+cluster's, and with it what a round writes to its state at each eviction).
+
+Only the evicting phase is measured, from the round's "evicting" step to its
+"verifying" step: the re-check before each eviction, landing control, the steering
+taints, the eviction and the wait for its replacement, in loadaware's process (the
+cache's watch threads included) and, apart, in the simulator's. Reading the
+cluster, planning and the relief check are done once per round, whatever the
+number of evictions, and are not in it. The table gives per size: evictions
+planned and carried out, loadaware's CPU seconds per eviction, the simulator's,
+wall seconds per eviction, and each process's peak memory.
+
+Not part of `make test`: a 5,000-node cluster takes minutes to generate and serve.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pathlib
+import pstats
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import BinaryIO
+
+import kubernetes.client
+
+from loadaware import cluster, kube, policy, runtime
+from loadaware import round as rounds
+from loadaware.kube import ClientSettings
+
+DEFAULT_SIZES = (1000, 5000)
+# Serving a 5,000-node cluster starts in minutes on a busy machine.
+SERVE_TIMEOUT = 1200.0
+COLUMNS = (
+    "nodes",
+    "pods",
+    "planned",
+    "evicted",
+    "loadaware CPU s per eviction",
+    "simulator CPU s per eviction",
+    "wall s per eviction",
+    "loadaware peak MiB",
+    "simulator peak MiB",
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Row:
+    nodes: int
+    pods: int
+    planned: int
+    evicted: int
+    cpu_seconds: float  # loadaware's, over the evicting phase
+    sim_cpu_seconds: float
+    wall_seconds: float
+    peak_mib: float
+    sim_peak_mib: float
+
+    def cells(self) -> tuple[str, ...]:
+        per = max(self.evicted, 1)
+        return (
+            str(self.nodes),
+            str(self.pods),
+            str(self.planned),
+            str(self.evicted),
+            f"{self.cpu_seconds / per:.3f}",
+            f"{self.sim_cpu_seconds / per:.3f}",
+            f"{self.wall_seconds / per:.3f}",
+            f"{self.peak_mib:.0f}",
+            f"{self.sim_peak_mib:.0f}",
+        )
+
+
+def _proc_cpu_seconds(pid: int) -> float:
+    fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    # utime and stime are the 14th and 15th fields; two are before the split point.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _proc_peak_mib(pid: int) -> float:
+    for line in pathlib.Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _generate(nodes: int, out: pathlib.Path, seed: int) -> None:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.generate",
+            "--nodes",
+            str(nodes),
+            "--family",
+            "usage-independent",
+            "--seed",
+            str(seed),
+            "--out",
+            str(out),
+        ],
+        check=True,
+    )
+
+
+def _serve(directory: pathlib.Path, log: BinaryIO) -> tuple[subprocess.Popen[bytes], pathlib.Path]:
+    kubeconfig = directory / "kubeconfig.yaml"
+    kubeconfig.unlink(missing_ok=True)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "loadaware",
+            "sim",
+            "serve",
+            "--cluster",
+            str(directory / "cluster.json"),
+            "--metrics",
+            str(directory / "metrics.json"),
+            "--port",
+            "0",
+            "--kubeconfig-out",
+            str(kubeconfig),
+        ],
+        stdout=subprocess.DEVNULL,
+        # Its log (a watch cut as the round ends, say) is kept apart from the table's.
+        stderr=log,
+    )
+    deadline = time.monotonic() + SERVE_TIMEOUT
+    while not kubeconfig.exists():
+        if server.poll() is not None:
+            raise RuntimeError(f"sim serve exited with {server.returncode}")
+        if time.monotonic() > deadline:
+            server.terminate()
+            raise RuntimeError(f"sim serve did not start within {SERVE_TIMEOUT:.0f}s")
+        time.sleep(1.0)
+    return server, kubeconfig
+
+
+def _policy(evictions: int) -> policy.LoadAwarePolicy:
+    document: dict[str, object] = {
+        "metrics": {
+            "maxSampleAge": "2m",
+            "onStaleNode": "Exclude",
+            # The simulator encodes a 150,000-pod PodMetrics list in one go: on a busy
+            # machine the first byte can take longer than the default 10 s.
+            "metricsServer": {"timeout": "60s"},
+        }
+    }
+    if evictions:
+        document["limits"] = {"maxNoOfPodsToEvictTotal": evictions}
+    return policy.parse_policy(document)
+
+
+def _round(
+    settings: policy.LoadAwarePolicy,
+    kubeconfig: pathlib.Path,
+    server_pid: int,
+    profile: cProfile.Profile | None,
+) -> tuple[rounds.RoundRecord, float, float, float]:
+    """One round as `run --once` runs it; loadaware's CPU seconds, the simulator's and
+    the wall seconds of its evicting phase."""
+    client = kube.api_client(ClientSettings(kubeconfig=str(kubeconfig)))
+    kubernetes.client.CoreV1Api(client).create_namespace(
+        {"metadata": {"name": settings.state.namespace}}
+    )
+    marks: dict[str, tuple[float, float, float]] = {}
+
+    def on_phase(step: str) -> None:
+        marks[step] = (time.process_time(), _proc_cpu_seconds(server_pid), time.monotonic())
+        if profile is not None and step == "evicting":
+            profile.enable()
+        elif profile is not None and step == "verifying":
+            profile.disable()
+
+    cache = cluster.ClusterCache(
+        client, sync_timeout=settings.cluster_cache.sync_timeout.total_seconds()
+    )
+    context = runtime.live_round_context(settings, client, cache=cache)
+    with cache:
+        result = rounds.run_round(
+            settings, context, rounds.RoundOptions(trigger="bench", on_phase=on_phase)
+        )
+    if profile is not None:
+        profile.disable()
+    if "evicting" not in marks:
+        return result.record, 0.0, 0.0, 0.0
+    start = marks["evicting"]
+    end = marks.get("verifying") or (
+        time.process_time(),
+        _proc_cpu_seconds(server_pid),
+        time.monotonic(),
+    )
+    return result.record, end[0] - start[0], end[1] - start[1], end[2] - start[2]
+
+
+def measure(
+    nodes: int,
+    *,
+    evictions: int,
+    seed: int,
+    directory: pathlib.Path,
+    profile: cProfile.Profile | None = None,
+) -> Row:
+    if not (directory / "cluster.json").exists():
+        _generate(nodes, directory, seed)
+    with (directory / "sim.log").open("wb") as log:
+        server, kubeconfig = _serve(directory, log)
+        try:
+            record, cpu, sim_cpu, wall = _round(_policy(evictions), kubeconfig, server.pid, profile)
+            sim_peak = _proc_peak_mib(server.pid)
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
+    execution = record.execution
+    return Row(
+        nodes=nodes,
+        pods=int(record.inputs.get("pods") or 0),
+        planned=len(record.plan.evictions) if record.plan else 0,
+        evicted=execution.count("evicted") if execution else 0,
+        cpu_seconds=cpu,
+        sim_cpu_seconds=sim_cpu,
+        wall_seconds=wall,
+        peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        sim_peak_mib=sim_peak,
+    )
+
+
+def _table(rows: Sequence[Row]) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    lines += ["| " + " | ".join(row.cells()) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.round_evictions", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--sizes",
+        default=",".join(map(str, DEFAULT_SIZES)),
+        help="comma-separated node counts (default 1000,5000)",
+    )
+    parser.add_argument(
+        "--evictions",
+        type=int,
+        default=100,
+        help="the plan's cap per size (default 100; 0: the whole plan)",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--keep",
+        type=pathlib.Path,
+        help="generate into DIR/<nodes> and reuse what is there (default: a temporary dir)",
+    )
+    parser.add_argument("--profile", action="store_true", help="print cProfile's top entries")
+    args = parser.parse_args(argv)
+    try:
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    except ValueError:
+        parser.error("--sizes: comma-separated integers, e.g. 1000,5000")
+    if args.evictions < 0:
+        parser.error("--evictions must be 0 (no cap) or more")
+    rows = []
+    for size in sizes:
+        profile = cProfile.Profile() if args.profile else None
+        with tempfile.TemporaryDirectory(prefix=f"round-evictions-{size}-") as scratch:
+            directory = args.keep / str(size) if args.keep else pathlib.Path(scratch)
+            directory.mkdir(parents=True, exist_ok=True)
+            rows.append(
+                measure(
+                    size,
+                    evictions=args.evictions,
+                    seed=args.seed,
+                    directory=directory,
+                    profile=profile,
+                )
+            )
+        print(_table(rows[-1:]), file=sys.stderr)
+        if profile is not None:
+            stats = pstats.Stats(profile, stream=sys.stderr)
+            stats.sort_stats("cumulative").print_stats(40)
+            stats.sort_stats("tottime").print_stats(25)
+    print(_table(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
