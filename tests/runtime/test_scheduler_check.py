@@ -65,10 +65,15 @@ def _check(
         try:
             poll(lambda: any("watching the cluster's bindings" in s for s in said), "the watch", 60)
             scale_up(server, bindings)
-            out, _ = process.communicate(timeout=120)
+            # Not communicate(): it would read stderr too, beside the reader.
+            out = process.stdout.read() if process.stdout else ""
+            process.wait(timeout=120)
         finally:
             process.kill()
         reader.join(10)
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
     return process.returncode, out, "".join(said)
 
 
