@@ -188,6 +188,7 @@ class Executor:
             self._note_bound(waiting)
             if report.stopped is None:
                 self._verifier.check_outstanding(waiting, classes, report)
+                self._verifier.note_departures()
             if report.stopped is not None:
                 self._record(report, eviction, "skipped", f"round stopped: {report.stop_reason}")
                 continue

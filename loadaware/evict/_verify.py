@@ -62,6 +62,11 @@ class Bound:
     at: datetime.datetime
 
 
+# Reads per eviction for evicted pods still terminating: a cache answers them from
+# memory, an API server without one is spared a read per pod of the round.
+DEPARTURES_PER_LOOK = 50
+
+
 class ReplacementVerifier:
     """Finds and judges the replacements of one round's evictions (see the module)."""
 
@@ -89,6 +94,9 @@ class ReplacementVerifier:
         self._check_view = check_view
         self._control = control
         self._open_breaker = open_breaker
+        # Evicted pods last seen terminating, oldest first: the landing model counts
+        # their requests on their sources until they are seen gone.
+        self._departing: dict[str, Waiting] = {}
 
     def wait_bound(self, waiting: Waiting) -> Bound | None:
         """Hold the taints until kube-scheduler has bound the replacement (or found no
@@ -119,6 +127,22 @@ class ReplacementVerifier:
             return False
         found = self._replacement(waiting)
         return found is not None and bool((found.get("spec") or {}).get("nodeName"))
+
+    def note_departures(self, most: int = DEPARTURES_PER_LOOK) -> None:
+        """Look again at the evicted pods last seen terminating, oldest first, at most
+        `most` of them. kube-scheduler stops counting a pod's requests on its node once
+        the pod object is deleted (often well after its replacement is Ready); until
+        the landing model learns it, a relieved source looks fuller than it is and
+        can outscore a landing set without being steered."""
+        if not self._departing or self._stale() is not None:
+            return
+        assert self._control is not None
+        for pod, waiting in list(self._departing.items())[:most]:
+            namespace, _, name = pod.partition("/")
+            found = self._kube.read_pod(namespace, name)
+            if found is None or found["metadata"].get("uid") != waiting.evicted_uid:
+                del self._departing[pod]
+                self._control.predecessor_gone(waiting.eviction, self._clock())
 
     def check_outstanding(
         self, waiting: dict[str, Waiting], classes: dict[str, str], report: ExecutionReport
@@ -242,8 +266,12 @@ class ReplacementVerifier:
         listed = self._kube.list_pods(namespace, selector)
         predecessor = _listed_predecessor(waiting, listed)
         _note_predecessor(waiting, predecessor, self._clock())
-        if predecessor is None and waiting.evicted_uid and self._control is not None:
-            self._control.predecessor_gone(waiting.eviction, self._clock())
+        if waiting.evicted_uid and self._control is not None:
+            if predecessor is None:
+                self._departing.pop(waiting.eviction.pod, None)
+                self._control.predecessor_gone(waiting.eviction, self._clock())
+            else:
+                self._departing.setdefault(waiting.eviction.pod, waiting)
         fresh = [
             p
             for p in listed

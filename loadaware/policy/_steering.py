@@ -59,10 +59,13 @@ class SteeringSettings(_strict.StrictModel):
         ),
     )
     miss_probability: Annotated[float, Field(gt=0, lt=1)] = Field(
-        default=0.001,
+        default=1e-6,
         description=(
             "The largest chance, without trusting kube-scheduler's node order, that "
-            "its sample misses every node of an eviction's landing set."
+            "its sample misses every node of an eviction's landing set. A round of "
+            "N evictions misses somewhere with a chance up to N times this; a miss "
+            "lands on the best node the sample holds, which may be a hot node just "
+            "relieved (its requests freed make it score well)."
         ),
     )
     max_tainted_fraction: Annotated[float, Field(ge=0, le=1)] = Field(

@@ -72,7 +72,7 @@ def _cluster(cool: int, bait: int) -> tuple[ClusterState, Usage]:
 
 def test_landing_set_is_good_nodes_no_sample_misses_and_bad_rivals_are_steered() -> None:
     cluster, usage = _cluster(cool=180, bait=20)
-    plan = build_plan(cluster, usage, _policy(), NOW)
+    plan = build_plan(cluster, usage, _policy(missProbability=0.001), NOW)
     (eviction,) = plan.evictions
     landing = set(eviction.landing_set)
     assert eviction.expected_node in landing
