@@ -11,6 +11,7 @@ are told to it as they are seen.
 from __future__ import annotations
 
 import datetime
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -137,7 +138,7 @@ class ReplacementVerifier:
         if not self._departing or self._stale() is not None:
             return
         assert self._control is not None
-        for pod, waiting in list(self._departing.items())[:most]:
+        for pod, waiting in list(itertools.islice(self._departing.items(), most)):
             namespace, _, name = pod.partition("/")
             found = self._kube.read_pod(namespace, name)
             if found is None or found["metadata"].get("uid") != waiting.evicted_uid:

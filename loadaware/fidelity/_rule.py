@@ -58,9 +58,7 @@ def compare_binding(
     names = occupancy.node_names
     if indexes is None:
         indexes = np.arange(len(names), dtype=np.int64)
-    percentage = profile.percentage_of_nodes_to_score
-    if percentage is None:
-        percentage = percentage_of_nodes_to_score
+    percentage = profile.sample_percentage(percentage_of_nodes_to_score)
     scores = scheduling.score_pod(pod, occupancy, indexes, terminating=terminating, profile=profile)
     predicted = scores.best_names(names)[:PREDICTED_KEPT]
 

@@ -177,9 +177,7 @@ class Placement:
         # profile's own percentageOfNodesToScore overrides the policy's.
         self._sample_sizes = {
             name: scheduling.num_feasible_nodes_to_find(
-                steering.percentage_of_nodes_to_score
-                if profile.percentage_of_nodes_to_score is None
-                else profile.percentage_of_nodes_to_score,
+                profile.sample_percentage(steering.percentage_of_nodes_to_score),
                 len(problem.cluster.nodes),
             )
             for name, profile in self._profiles.by_name.items()

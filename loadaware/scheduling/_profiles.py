@@ -100,6 +100,14 @@ class SchedulerProfile:
         """The plugin's weight, 0 when the profile does not score with it."""
         return self.weights.get(plugin, 0)
 
+    def sample_percentage(self, fallback: int) -> int:
+        """The percentageOfNodesToScore its sample is sized by: the profile's (or its
+        configuration's), else `fallback` (steering.percentageOfNodesToScore; 0 is
+        kube-scheduler's adaptive default)."""
+        if self.percentage_of_nodes_to_score is None:
+            return fallback
+        return self.percentage_of_nodes_to_score
+
 
 DEFAULT_PROFILE = SchedulerProfile()
 

@@ -171,10 +171,8 @@ class Scheduler:
             profile = self._profiles.by_name[pod.scheduler_name]
             # One start index for every profile, as kube-scheduler keeps one; the
             # sample's size is the profile's.
-            self.node_sampler.percentage_of_nodes_to_score = (
+            self.node_sampler.percentage_of_nodes_to_score = profile.sample_percentage(
                 self._percentage
-                if profile.percentage_of_nodes_to_score is None
-                else profile.percentage_of_nodes_to_score
             )
             sample = self.node_sampler.sample(pod, occupancy, terminating=terminating)
             best = (
