@@ -122,6 +122,15 @@ class RoundBudget:
         for key in pdbs:
             self.pdb_allowed[key] = self.pdb_allowed.get(key, 0) - 1
 
+    def refund(self, pod: Pod, node: str, pdbs: Iterable[str]) -> None:
+        """Undo a charge: the eviction it was for will not happen."""
+        self.total -= 1
+        self.per_node[node] -= 1
+        self.per_namespace[pod.namespace] -= 1
+        self.per_workload[workload_key(pod)] -= 1
+        for key in pdbs:
+            self.pdb_allowed[key] += 1
+
 
 def _tighter(first: int | None, second: int | None) -> int | None:
     if first is None:

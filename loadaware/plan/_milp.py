@@ -9,11 +9,14 @@ is solved in two stages:
    usage and request headroom of the nodes that may receive pods, the four
    limits and each PodDisruptionBudget. Objective: overload first, then the
    evictions' cost.
-2. Placement certificate: the chosen evictions are replayed in order through the
-   kube-scheduler model (_placement). A pod whose replacement would bounce back,
-   stay Pending or push its landing node over its targets is banned, and stage 1
-   is solved again. After the last round the sequence is replayed once more,
-   keeping only the moves that hold.
+2. Placement certificate: the chosen evictions are replayed in the order they are
+   carried out through the kube-scheduler model (_placement), keeping the moves
+   that hold and relieving greedily any hot node they leave over its targets. A
+   pod whose replacement would bounce back, stay Pending or push its landing node
+   over its targets is banned, and stage 1 is solved again; the last replay is the
+   plan. A pod refused for the taint cap is not banned: the cap is the moment's,
+   and the greedy completion works around it where HiGHS, not knowing it, would
+   choose pods that meet it again.
 
 Must-move pods (deschedule strategies) are columns too, ahead of the hot
 nodes' pods in the execution order, with a negative cost (MUST_MOVE_REWARD, a
@@ -46,7 +49,7 @@ from loadaware.plan._greedy import (
     place_must_moves,
     relieve_node,
 )
-from loadaware.plan._placement import Landing, Placement
+from loadaware.plan._placement import TAINT_CAP, Placement
 from loadaware.plan._problem import (
     MUST_MOVE_REWARD,
     OVERLOAD_WEIGHT,
@@ -121,10 +124,7 @@ def solve_milp(
     blocked: dict[int, Counter[tuple[str, str]]] = {}
     unplaced: dict[str, str] = {}
     lower = cover_bound(problem)
-    chosen: np.ndarray | None = None
-    # The landings of a selection that replayed without a failure: the final replay
-    # of that same selection would compute them again.
-    verified: list[Landing] | None = None
+    replayed: Solution | None = None
     rounds = 0
     for rounds in range(1, MAX_REPAIR_ROUNDS + 1):
         if rounds == 1:
@@ -137,11 +137,15 @@ def solve_milp(
         chosen, dual_bound = result
         if rounds == 1 and dual_bound is not None:
             lower = max(lower, dual_bound)
-        failed, landings = _failures(placement, ordered, chosen)
-        if not failed:
-            verified = landings
+        replayed, failed = _replay(problem, placement, ordered, chosen, banned, blocked)
+        # A taint-cap refusal says how many nodes the taints of the moment would
+        # need, not that the pod cannot go: banned, HiGHS picks other pods of the
+        # same nodes, which meet the same cap. The replay's greedy completion has
+        # relieved what they leave over.
+        bannable = [f for f in failed if f[1] != TAINT_CAP]
+        if not bannable or rounds == MAX_REPAIR_ROUNDS:
             break
-        for i, why, where in failed:
+        for i, why, where in bannable:
             banned[i] = True
             ban_reasons[why] = ban_reasons.get(why, 0) + 1
             blocked.setdefault(ordered[i].node_index, Counter())[
@@ -149,16 +153,10 @@ def solve_milp(
             ] += 1
             if ordered[i].must_move:
                 unplaced[ordered[i].pod.key] = why
-    if chosen is None:
+        replayed = None
+    if replayed is None:
         return MilpOutcome(solution=None, lower_bound=lower, rounds=rounds)
-    solution = _replay(
-        problem,
-        placement,
-        [ordered[i] for i in np.flatnonzero(chosen)],
-        frozenset(ordered[i].pod.key for i in np.flatnonzero(banned)),
-        blocked,
-        verified,
-    )
+    solution = replayed
     for why, count in ban_reasons.items():
         solution.skipped[why] = solution.skipped.get(why, 0) + count
     moved = {m.candidate.pod.key for m in solution.moves}
@@ -362,69 +360,74 @@ def _free_requests(problem: Problem) -> np.ndarray:
     return free
 
 
-def _failures(
-    placement: Placement, ordered: list[Candidate], chosen: np.ndarray
-) -> tuple[list[tuple[int, str, int | None]], list[Landing]]:
-    """Chosen candidates whose replacement would not land well, replaying in order: why,
-    and on which node; and every chosen candidate's landing, in order."""
-    placement.reset()
-    failed: list[tuple[int, str, int | None]] = []
-    landings: list[Landing] = []
-    for i in np.flatnonzero(chosen):
-        cand = ordered[int(i)]
-        found = placement.landing(cand)
-        landings.append(found)
-        if found.reason is not None:
-            failed.append((int(i), found.reason, found.where))
-            continue
-        placement.apply(cand, found)
-    return failed, landings
-
-
 def _replay(
     problem: Problem,
     placement: Placement,
-    chosen: list[Candidate],
-    banned: frozenset[str],
+    ordered: list[Candidate],
+    chosen: np.ndarray,
+    banned: np.ndarray,
     blocked: dict[int, Counter[tuple[str, str]]],
-    known: list[Landing] | None = None,
-) -> Solution:
-    """The chosen evictions that hold when applied in order, then a greedy completion
-    on nodes still hot (HiGHS may stop within its gap with a little overload left).
-    `known`: the landings of this same selection, replayed already in this order."""
-    # Where `placement` holds those landings already, applying them again after a
-    # reset would bring it back to where it is.
-    landed = known is not None and placement.holds(
-        [(cand, found.target) for cand, found in zip(chosen, known, strict=True)]
-    )
-    if not landed:
-        placement.reset()
+) -> tuple[Solution, list[tuple[int, str, int | None]]]:
+    """The chosen evictions replayed in the order they are carried out (_order), each
+    landing predicted with the moves before it applied, and the chosen candidates
+    whose replacement would not land well: their position in `ordered`, why, and on
+    which node.
+
+    A hot node still hot after its chosen moves (HiGHS stops within its gap, and a
+    chosen pod may fail to land) is relieved greedily right after them: a hot node
+    receives no replacement, so what it uses then is what it ends with, and the
+    moves stay in relief order with no second prediction."""
+    placement.reset()
+    names = problem.table.names
+    picks = np.flatnonzero(chosen).tolist()
     budget = problem.new_budget()
-    solution = Solution(usage_after=placement.usage, blocked=blocked)
-    taken: set[str] = set(banned)
-    for position, cand in enumerate(chosen):
-        found = known[position] if known is not None else placement.landing(cand)
-        if found.reason is not None:
-            solution.count(found.reason)
-            if cand.must_move:
-                solution.unplaced[cand.pod.key] = found.reason
-            continue
-        budget.charge(cand.pod, problem.table.names[cand.node_index], cand.pdbs)
-        if not landed:
+    # HiGHS chose within the budgets: a node relieved greedily on the way must not
+    # spend what a later chosen move needs. A chosen move that fails gives it back.
+    for i in picks:
+        cand = ordered[i]
+        budget.charge(cand.pod, names[cand.node_index], cand.pdbs)
+    solution = Solution(
+        usage_after=placement.usage, blocked={h: Counter(c) for h, c in blocked.items()}
+    )
+    taken = {ordered[i].pod.key for i in (*picks, *np.flatnonzero(banned).tolist())}
+    failed: list[tuple[int, str, int | None]] = []
+
+    def place(i: int) -> None:
+        cand = ordered[i]
+        found = placement.landing(cand)
+        if found.reason is None:
             placement.apply(cand, found)
-        solution.moves.append(Move.landed(cand, found))
-        taken.add(cand.pod.key)
+            solution.moves.append(Move.landed(cand, found))
+            return
+        # Still taken: the greedy completion would predict it again, to the same end.
+        budget.refund(cand.pod, names[cand.node_index], cand.pdbs)
+        failed.append((i, found.reason, found.where))
+        solution.count(found.reason)
+        solution.block(
+            cand.node_index, found.reason, names[found.where] if found.where is not None else None
+        )
+        if cand.must_move:
+            solution.unplaced[cand.pod.key] = found.reason
+
+    by_node: dict[int, list[int]] = defaultdict(list)
+    for i in picks:
+        if ordered[i].must_move:
+            place(i)
+        else:
+            by_node[ordered[i].node_index].append(i)
     # Must-moves HiGHS left out (within its gap, or too big for the aggregate
     # headroom) are tried again in order; the reasons they fail are recorded.
     rest_must = [c for c in problem.must_move if c.pod.key not in taken]
     if rest_must:
         taken |= place_must_moves(problem, placement, budget, rest_must, solution)
     for hot in hottest_first(problem):
+        for i in by_node.get(hot, ()):
+            place(i)
         if problem.is_hot(placement.usage, hot):
             rest = [c for c in problem.candidates.get(hot, ()) if c.pod.key not in taken]
             relieve_node(problem, placement, budget, hot, rest, solution)
     solution.usage_after = placement.usage.copy()
-    return solution
+    return solution, failed
 
 
 def cover_bound(problem: Problem) -> float:

@@ -130,14 +130,26 @@ def _landing_shares(totals: scheduling.IntArray, sampled: float) -> tuple[float,
     rank_chance = sampled * (1.0 - sampled) ** np.arange(len(totals))
     chance = np.empty(len(totals))
     chance[order] = rank_chance
-    for value in np.unique(totals):
-        tied = totals == value
-        chance[tied] = chance[tied].mean()
-    return tuple(float(c) for c in chance / chance.sum())
+    _values, tie = np.unique(totals, return_inverse=True)
+    chance = (np.bincount(tie, weights=chance) / np.bincount(tie))[tie]
+    return tuple((chance / chance.sum()).tolist())
 
 
 def _sorted_ints(values: scheduling.IntArray) -> tuple[int, ...]:
-    return tuple(sorted(int(i) for i in values))
+    return tuple(np.sort(values).tolist())
+
+
+def _best_first(totals: scheduling.IntArray, size: int) -> scheduling.IntArray:
+    """A prefix of at least `size` positions (all of them when there are fewer) of
+    the order best total first, equal totals in position order: every position
+    scoring at least the size-th best. Sorting only the top costs a fraction of
+    sorting 5,000 nodes, and a landing rarely reads further."""
+    count = len(totals)
+    if size >= count:
+        return np.argsort(-totals, kind="stable")
+    cut = np.partition(totals, count - size)[count - size]
+    top = np.flatnonzero(totals >= cut)
+    return top[np.argsort(-totals[top], kind="stable")]
 
 
 class Placement:
@@ -304,14 +316,16 @@ class Placement:
         indexes, totals = scores.indexes, scores.totals
         count = len(indexes)
         need = scheduling.eligible_needed(count, sample_size, self._miss_probability)
-        # Best first; among equal totals in name order (indexes are in name order).
-        order = np.argsort(-totals, kind="stable")
         good = np.zeros(count, dtype=bool)
         judged = 0
         chunk = max(_SHORTLIST, 2 * need)
+        # Best first; among equal totals in name order (indexes are in name order).
+        order = _best_first(totals, 2 * chunk + 1)
         floor: int | None = None
         held = self._held_mask(indexes)
         while judged < count:
+            if judged + chunk >= len(order) and len(order) < count:
+                order = _best_first(totals, 4 * len(order))
             block = order[judged : judged + chunk]
             good[block] = self._good(candidate, indexes[block]) & ~held[block]
             if candidate.landing_check is not None:
@@ -356,7 +370,7 @@ class Placement:
         return Landing(
             target,
             steer=steer,
-            landing_set=tuple(int(i) for i in indexes[members]),
+            landing_set=tuple(indexes[members].tolist()),
             shares=_landing_shares(steered[members], min(sample_size / count, 1.0)),
         )
 

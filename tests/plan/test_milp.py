@@ -3,8 +3,9 @@
 Covers: the MILP finds the optimum found by enumeration on tiny instances;
 it beats the greedy when a shared budget must be spent across hot nodes; the
 reported lower bound never exceeds the objective; solver.method says which
-solver's plan was kept; the final replay of a selection that replayed without a
-failure leaves the placement holding the plan's moves.
+solver's plan was kept; the final replay leaves the placement holding the plan's
+moves; a hot node the selection leaves hot is relieved greedily right after its
+own moves, in relief order, with no budget a later chosen move needs.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loadaware.plan import _build, _milp, build_plan
+from loadaware.plan import _build, _milp, _order, build_plan
 from loadaware.plan._placement import Placement
 from loadaware.plan._problem import OVERLOAD_WEIGHT, Problem
 from loadaware.policy import parse_policy
@@ -221,3 +222,42 @@ def test_the_final_replay_leaves_the_placement_holding_the_plan(monkeypatch) -> 
     placement.reset()
     assert placement.holds([])
     assert not placement.holds(moves)
+
+
+def _replayed(monkeypatch, cluster, usage, policy, chosen_on: set[str]):
+    """_replay of a selection of every candidate on the `chosen_on` hot nodes."""
+    problem = _problem_of(monkeypatch, cluster, usage, policy)
+    ordered, _model = _milp.selection_model(problem)
+    names = problem.table.names
+    chosen = np.array([names[c.node_index] in chosen_on for c in ordered])
+    banned = np.zeros(len(ordered), dtype=bool)
+    solution, failed = _milp._replay(problem, Placement(problem), ordered, chosen, banned, {})
+    return problem, solution, failed
+
+
+def test_a_hot_node_the_selection_leaves_hot_is_relieved_in_its_place(monkeypatch) -> None:
+    # "a" is the hottest, "c" the least hot; the selection holds only "c"'s pods. The
+    # moves relieving "a" and "b" come first, as the evictor carries them out, and
+    # need no second prediction in relief order.
+    cluster, usage = _instance({"a": [0.5, 0.5], "b": [0.5, 0.5], "c": [0.5]}, cold=3)
+    usage.nodes["a"] = sample(3.7, 4 * GiB)
+    usage.nodes["c"] = sample(3.3, 4 * GiB)
+    problem, solution, failed = _replayed(monkeypatch, cluster, usage, _policy(), {"c"})
+    assert failed == []
+    names = problem.table.names
+    assert [names[m.candidate.node_index] for m in solution.moves] == ["a", "a", "b", "b", "c"]
+    assert _order.relief_order(problem, solution.moves) == solution.moves
+    assert not any(problem.is_hot(solution.usage_after, h) for h in problem.hot_indexes)
+
+
+def test_the_completion_spends_no_budget_a_later_chosen_move_needs(monkeypatch) -> None:
+    # Two evictions in all. The selection chose "b"'s pod; "a", hotter and left hot,
+    # is relieved first but gets one eviction only, so "b"'s move stays in budget.
+    cluster, usage = _instance({"a": [0.5, 0.5], "b": [0.5]}, cold=3)
+    usage.nodes["a"] = sample(3.8, 4 * GiB)
+    policy = _policy({"maxNoOfPodsToEvictTotal": 2})
+    problem, solution, failed = _replayed(monkeypatch, cluster, usage, policy, {"b"})
+    assert failed == []
+    names = problem.table.names
+    assert [names[m.candidate.node_index] for m in solution.moves] == ["a", "b"]
+    assert solution.skipped == {"maxNoOfPodsToEvictTotal": 1}

@@ -18,7 +18,7 @@ import pytest
 
 from loadaware.cluster import ClusterState
 from loadaware.metrics import Usage
-from loadaware.plan import build_plan, taint_cap
+from loadaware.plan import _milp, build_plan, taint_cap
 from loadaware.plan._placement import MIN_TAINT_CAP
 from loadaware.policy import LoadAwarePolicy, parse_policy
 from tests.lib.builders import (
@@ -153,3 +153,25 @@ def test_over_the_cap_a_tie_of_good_nodes_is_the_landing_set() -> None:
     # second's tie is the other bait nodes.
     assert set(second.landing_set) == baits - {first.expected_node}
     assert first.steer == second.steer == ()
+
+
+def test_the_exact_planner_relieves_around_a_taint_cap_refusal_without_solving_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # HiGHS, which knows no cap, chooses the one large pod; its replay meets the cap.
+    # The cap is the moment's, not the pod's: no ban and no second solve, the small
+    # pods relieve the node in the same replay.
+    cluster, usage = _cluster(small_pods=True)
+    solves: list[int] = []
+    solve = _milp._SelectionModel.solve
+
+    def counted(self, banned, **options):
+        solves.append(int(banned.sum()))
+        return solve(self, banned, **options)
+
+    monkeypatch.setattr(_milp._SelectionModel, "solve", counted)
+    plan = build_plan(cluster, usage, _policy("milp"), NOW)
+    assert plan.solver.method == "milp"
+    assert sorted(e.pod for e in plan.evictions) == ["default/small-1", "default/small-2"]
+    assert plan.skipped["taint-cap"] == 1
+    assert solves == [0]
