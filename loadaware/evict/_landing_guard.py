@@ -66,10 +66,5 @@ class OffSetLandingGuard:
             f"{off_set} of {self.landed} replacements landed outside the landing set "
             f"the model predicted (bound: more than {self._max_off_set} and more than "
             f"{1 - self._min_agreement:.0%} of them); last: {last.pod} on {last.node}, "
-            f"predicted {shown}",
-            hint=(
-                "the cluster's scheduler scores differently from loadaware's model: give "
-                "its KubeSchedulerConfiguration as steering.schedulerConfig (and the "
-                "schedulerNames it serves)"
-            ),
+            f"predicted {shown}"
         )

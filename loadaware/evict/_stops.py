@@ -54,6 +54,16 @@ class ModelDisagreesError(RefusedError):
     agreement with the cluster's scheduler is under steering.minModelAgreement (the
     round refuses before it plans), or the round's own replacements landed outside
     their landing sets beyond steering.maxOffSetLandings (it stops evicting). A
-    refusal: the round does not go on with landings it cannot predict."""
+    refusal: the round does not go on with landings it cannot predict. Whichever
+    says it, the fix is the same: the hint (`fix`) names it."""
 
     reference = "scheduler-model-disagrees"
+    fix = (
+        "the cluster's scheduler scores differently from loadaware's model: give its "
+        "KubeSchedulerConfiguration as steering.schedulerConfig (and the schedulerNames "
+        "it serves), and confirm with `loadaware scheduler check`"
+    )
+
+    def __init__(self, message: str, *, also: str = "") -> None:
+        """`also`: what the hint adds for this stop (how to turn its guard off)."""
+        super().__init__(message, hint=self.fix + (f"; {also}" if also else ""))

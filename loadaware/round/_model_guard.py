@@ -76,11 +76,6 @@ def check_model_agreement(
                 if example is not None
                 else ""
             ),
-            hint=(
-                "give the cluster's KubeSchedulerConfiguration as steering.schedulerConfig "
-                "(and the schedulerNames it serves) so the model scores as it does, and "
-                "confirm with `loadaware scheduler check`; steering.minModelAgreement: 0 "
-                "turns this guard off"
-            ),
+            also="steering.minModelAgreement: 0 turns this guard off",
         ),
     )
