@@ -108,7 +108,9 @@ class History(Generic[Record]):
         read_back: list[Record] = []
         for r in records:
             entry = known.get(r) or self._encode_one(r)
-            row, back = encoded[r] = encoded[entry[1]] = entry
+            row, back = encoded[r] = entry
+            if back is not r:
+                encoded[back] = entry
             rows.append(row)
             read_back.append(back)
         # Only the records still in the history are kept, so the cache stays its size;
