@@ -142,6 +142,17 @@ def test_times_are_whole_seconds_rounded_up_so_no_record_reads_older() -> None:
     assert _history.History(evict.EvictionRecord).decode(text) == expected
 
 
+def test_a_record_from_before_the_base_reads_back() -> None:
+    # Another replica's clock a few seconds behind: its record comes after, dated before.
+    history = _history.History(evict.EvictionRecord)
+    later = _record(30)
+    history.encode([later])
+    earlier = _record(2)
+    text = history.encode([later, earlier])
+    assert json.loads(text)["records"][1][0] == -28
+    assert _history.History(evict.EvictionRecord).decode(text) == (later, earlier)
+
+
 def test_a_record_changed_after_it_was_written_is_written_as_it_is_now() -> None:
     history = _history.History(evict.EvictionRecord)
     first = [_record(0), _record(1)]

@@ -232,6 +232,10 @@ def test_a_history_at_the_state_limit_still_takes_a_reservation(server, tmp_path
     count = len(_stored(server))
     store.reserve(_record("team-media/web-z", "web"))
     assert len(_stored(server)) == count + 1
+    # And the breaker is kept beside it.
+    store.open_breaker(NOW + 30 * MINUTE, "replacement landed on a hot node")
+    assert evict.StateStore(kube_, WIDE, lambda: NOW).breaker().is_open(NOW)
+    assert _data_size(server) <= _state.STATE_DATA_LIMIT
 
 
 def test_records_no_budget_needs_go_first(server, tmp_path) -> None:
