@@ -19,6 +19,14 @@ its reservation: the pod may or may not have gone. A later round settles it
 still there with the same UID and not terminating was not evicted, and its
 reservation is released; one gone, replaced or terminating stays counted.
 
+The data stays under STATE_DATA_LIMIT, well below the 1 MiB kube-apiserver takes
+in a ConfigMap: past that every reservation would be refused with a 422 and no
+eviction could happen. The history is compact (_history), and when a write would
+pass the limit what no budget needs goes first and settled evictions are folded
+into counts that the window and the cooldown still count (_history.fold); a
+reservation that cannot fit even so is refused naming the limit (HistoryFullError,
+budget `state.size`).
+
 Before a round, check_access says whether state can be kept at all: the
 namespace exists and loadaware may read and write the ConfigMap there. Without
 that check a round finds out only at its first reservation, and serve not at all.
@@ -28,6 +36,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -46,6 +55,8 @@ from loadaware.evict import _history
 from loadaware.kube import Kube, RawObject
 from loadaware.policy import LoadAwarePolicy
 
+log = logging.getLogger(__name__)
+
 # "released": a later round found the pod of an unanswered eviction still there,
 # not evicted; the reservation no longer counts.
 Outcome = Literal["reserved", "evicted", "refused", "gone", "failed", "released"]
@@ -63,6 +74,17 @@ SUSPEND_ANNOTATION = "loadaware.io/suspend"
 SUSPEND_CHANGED_BY_ANNOTATION = "loadaware.io/suspend-changed-by"
 SUSPEND_CHANGED_AT_ANNOTATION = "loadaware.io/suspend-changed-at"
 SUSPEND_REASON_ANNOTATION = "loadaware.io/suspend-reason"
+# kube-apiserver refuses a ConfigMap whose data (keys and values) passes 1 MiB, with
+# a 422 ("Too long"), and then no reservation could be written: the state's data
+# stays under this, the rest left for keys and values written by hand.
+CONFIG_MAP_DATA_LIMIT = 1024 * 1024
+STATE_DATA_LIMIT = 900 * 1024
+# Making room frees 1/FOLD_HEADROOM of the limit beyond what the write needs, so that
+# the next thousand or so evictions are written without it.
+FOLD_HEADROOM = 8
+# Clocks of replicas may differ: a record forgets its workload only this long after
+# the cooldown, as one replica's clock reads it.
+CLOCK_SKEW_MARGIN = datetime.timedelta(minutes=1)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,6 +97,9 @@ class EvictionRecord:
     workload: str
     node: str
     outcome: Outcome = "reserved"
+    # Evictions the record stands for: more than 1 once folded (_history.fold), when
+    # pod, uid and node are empty.
+    count: int = 1
 
     @property
     def time(self) -> datetime.datetime:
@@ -150,9 +175,17 @@ class Settlement:
 class BudgetExhaustedError(Exception):
     """A budget spanning rounds has nothing left; `budget` names it."""
 
-    def __init__(self, budget: str) -> None:
-        super().__init__(budget)
+    def __init__(self, budget: str, message: str | None = None) -> None:
+        super().__init__(message or budget)
         self.budget = budget
+
+
+class HistoryFullError(BudgetExhaustedError):
+    """The eviction history cannot take another record within STATE_DATA_LIMIT, even
+    with every record no budget needs dropped and every settled eviction folded."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("state.size", message)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -169,10 +202,13 @@ class StateStore:
         kube: Kube,
         policy: LoadAwarePolicy,
         clock: Callable[[], datetime.datetime],
+        *,
+        data_limit: int = STATE_DATA_LIMIT,
     ) -> None:
         self._kube = kube
         self._policy = policy
         self._clock = clock
+        self._data_limit = data_limit
         self._namespace = policy.state.namespace
         self._name = policy.state.config_map
         self._history = _history.History(EvictionRecord)
@@ -220,18 +256,20 @@ class StateStore:
         now = self._clock()
         records = [r for r in self._read().records if r.outcome in COUNTING]
         limits = self._policy.limits
-        cooling = frozenset(r.workload for r in records if now - r.time < limits.cooldown)
+        cooling = frozenset(
+            r.workload for r in records if r.workload and now - r.time < limits.cooldown
+        )
         window = limits.window
         total_left: int | None = None
         namespace_left: dict[str, int] | None = None
         if window is not None:
             recent = [r for r in records if now - r.time < window.duration]
             if window.max_evictions is not None:
-                total_left = max(window.max_evictions - len(recent), 0)
+                total_left = max(window.max_evictions - sum(r.count for r in recent), 0)
             if window.max_evictions_per_namespace is not None:
                 namespace_left = {}
                 for r in recent:
-                    namespace_left[r.namespace] = namespace_left.get(r.namespace, 0) + 1
+                    namespace_left[r.namespace] = namespace_left.get(r.namespace, 0) + r.count
                 namespace_left = {
                     ns: max(window.max_evictions_per_namespace - used, 0)
                     for ns, used in namespace_left.items()
@@ -366,12 +404,16 @@ class StateStore:
             records.append(replace(record, at=rfc3339(self._clock())))
             return breaker
 
-        self._update(change, refuse_when_suspended=True)
+        self._update(change, refuse_when_suspended=True, refuse_when_full=True)
 
     def settle(self, record: EvictionRecord, outcome: Outcome) -> None:
         def change(records: list[EvictionRecord], breaker: Breaker) -> Breaker:
             for i, existing in enumerate(records):
-                if existing.round == record.round and existing.uid == record.uid:
+                if (existing.round, existing.pod, existing.uid) == (
+                    record.round,
+                    record.pod,
+                    record.uid,
+                ):
                     records[i] = replace(existing, outcome=outcome)
             return breaker
 
@@ -396,12 +438,15 @@ class StateStore:
         if window is None:
             return
         recent = [r for r in counting if now - r.time < window.duration]
-        if window.max_evictions is not None and len(recent) >= window.max_evictions:
+        if (
+            window.max_evictions is not None
+            and sum(r.count for r in recent) >= window.max_evictions
+        ):
             raise BudgetExhaustedError("window.maxEvictions")
         per_namespace = window.max_evictions_per_namespace
         if (
             per_namespace is not None
-            and sum(1 for r in recent if r.namespace == new.namespace) >= per_namespace
+            and sum(r.count for r in recent if r.namespace == new.namespace) >= per_namespace
         ):
             raise BudgetExhaustedError("window.maxEvictionsPerNamespace")
 
@@ -438,6 +483,7 @@ class StateStore:
         change: Callable[[list[EvictionRecord], Breaker], Breaker],
         *,
         refuse_when_suspended: bool = False,
+        refuse_when_full: bool = False,
     ) -> None:
         for _attempt in range(MAX_WRITE_ATTEMPTS):
             snapshot, self._written = self._written or self._read(), None
@@ -445,8 +491,10 @@ class StateStore:
                 raise SuspendedError(snapshot.suspension)
             records = list(self._pruned(snapshot.records))
             breaker = change(records, snapshot.breaker)
+            body = snapshot.body
             try:
-                self._written = self._snapshot_of(self._write(snapshot.body, records, breaker))
+                written = self._write(body, records, breaker, refuse_when_full=refuse_when_full)
+                self._written = self._snapshot_of(written)
                 return
             except ConflictError:
                 continue  # another writer got in first: re-read and re-check
@@ -467,18 +515,64 @@ class StateStore:
         return (r for r in records if now - r.time < keep)
 
     def _write(
-        self, body: RawObject | None, records: list[EvictionRecord], breaker: Breaker
+        self,
+        body: RawObject | None,
+        records: list[EvictionRecord],
+        breaker: Breaker,
+        *,
+        refuse_when_full: bool = False,
     ) -> RawObject:
         """Returns the ConfigMap as the API server stored it."""
-        data = {
-            HISTORY_KEY: self._history.encode(records),
-            BREAKER_KEY: json.dumps(_breaker_json(breaker), separators=(",", ":")),
+        breaker_text = json.dumps(_breaker_json(breaker), separators=(",", ":"))
+        others = {
+            key: value
+            for key, value in ((body or {}).get("data") or {}).items()
+            if key not in (HISTORY_KEY, BREAKER_KEY)
         }
+        room = self._data_limit - _data_size(
+            {**others, BREAKER_KEY: breaker_text, HISTORY_KEY: ""}, (body or {}).get("binaryData")
+        )
+        history = self._history.encode(records)
+        if len(history) > room:
+            history = self._made_room(records, room, refuse_when_full=refuse_when_full)
+        data = {HISTORY_KEY: history, BREAKER_KEY: breaker_text}
         if body is None:
             return self._kube.create_config_map(self._namespace, self._new_body(data))
         updated = dict(body)
         updated["data"] = {**(body.get("data") or {}), **data}
         return self._kube.replace_config_map(self._namespace, updated)
+
+    def _made_room(
+        self, records: list[EvictionRecord], room: int, *, refuse_when_full: bool
+    ) -> str:
+        """The history's text within `room` characters if it can be (_history.make_room).
+        A reservation that would still not fit is refused (HistoryFullError) rather
+        than written for the API server to refuse, which would stop every later
+        write, settlements and the breaker included."""
+        now = self._clock()
+        settled_before = now - self.settle_after
+        made = _history.make_room(
+            self._history,
+            records,
+            target=room - room // FOLD_HEADROOM,
+            droppable=lambda r: r.outcome not in COUNTING and r.time < settled_before,
+            foldable=lambda r: r.outcome == "evicted",
+            forget_workload_before=now - self._policy.limits.cooldown - CLOCK_SKEW_MARGIN,
+        )
+        if any(made.given_up.values()):
+            log.warning(
+                "eviction history over its share of the state ConfigMap: made room",
+                extra={"limit": room, "size": len(made.text), **made.given_up},
+            )
+        if len(made.text) > room and refuse_when_full:
+            raise HistoryFullError(
+                f"the eviction history in configmap {self._namespace}/{self._name} would "
+                f"take {len(made.text)} bytes with every settled eviction folded, over its "
+                f"{room} of the state's limit of {self._data_limit} (kube-apiserver "
+                f"refuses a ConfigMap's data over {CONFIG_MAP_DATA_LIMIT}); room comes "
+                f"back as records pass limits.cooldown and limits.window.duration"
+            )
+        return made.text
 
     def _new_body(self, data: dict[str, str]) -> RawObject:
         return {
@@ -491,6 +585,15 @@ class StateStore:
             },
             "data": data,
         }
+
+
+def _data_size(data: Mapping[str, str], binary: Mapping[str, str] | None) -> int:
+    """Bytes of a ConfigMap's data as kube-apiserver counts them against its limit,
+    keys included (more than it counts: on the safe side); binaryData as the base64
+    that carries it."""
+    return sum(
+        len(k.encode()) + len(v.encode()) for k, v in (*data.items(), *(binary or {}).items())
+    )
 
 
 def _missing_namespace(

@@ -9,6 +9,7 @@ round's taints and still prints the audit record, of a partial round (exit 1).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import pathlib
@@ -18,7 +19,8 @@ import sys
 
 import pytest
 
-from loadaware import sim
+from loadaware import evict, sim
+from loadaware.evict import _history
 from tests.lib.sim import call, sim_server
 from tests.lib.wait import poll
 
@@ -52,7 +54,8 @@ def _run(kubeconfig: pathlib.Path, policy: pathlib.Path, *extra: str) -> subproc
 def _records(server: sim.SimServer) -> list[dict]:
     for item in server.list("configmaps", "loadaware"):
         if item["metadata"]["name"] == "loadaware-state":
-            return json.loads(item["data"]["evictions.json"])
+            history = _history.History(evict.EvictionRecord)
+            return [dataclasses.asdict(r) for r in history.decode(item["data"]["evictions.json"])]
     return []
 
 

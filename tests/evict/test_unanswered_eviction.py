@@ -13,7 +13,7 @@ Eviction the API server did carry out while the client had already given up
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import pathlib
 from typing import Any
 
@@ -22,6 +22,7 @@ import pytest
 
 from loadaware import evict, policy, report, sim
 from loadaware import round as rounds
+from loadaware.evict import _history
 from tests.lib.live import live_context, metrics_server_policy
 from tests.lib.sim import call, sim_server
 from tests.lib.wait import poll
@@ -57,7 +58,10 @@ def _pod(server: sim.SimServer, key: str) -> dict[str, Any] | None:
 
 def _records(server: sim.SimServer) -> list[dict[str, Any]]:
     state = server.find("configmaps", "loadaware", "loadaware-state")
-    return json.loads(state["data"]["evictions.json"]) if state else []
+    if not state:
+        return []
+    history = _history.History(evict.EvictionRecord).decode(state["data"]["evictions.json"])
+    return [dataclasses.asdict(r) for r in history]
 
 
 def _outcome(server: sim.SimServer, audit: dict[str, Any], pod: str) -> str:
