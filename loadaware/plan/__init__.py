@@ -7,8 +7,9 @@ Solver wall time is measured by the caller. Where a replacement lands is
 `loadaware.scheduling`'s kube-scheduler model.
 """
 
+from loadaware.plan._basis import LandingBasis
 from loadaware.plan._budget import NO_CARRIED_BUDGET, CarriedBudget, unavailable_by_workload
-from loadaware.plan._build import allocatable_names, build_plan
+from loadaware.plan._build import allocatable_names, build_plan, plan_with_basis
 from loadaware.plan._candidates import EvictionRules, pod_eligibility
 from loadaware.plan._classify import NodeTable, classify_nodes, node_scopes, pool_of
 from loadaware.plan._closed_loop import SOURCE_NOT_HOT, LandingControl
@@ -34,6 +35,7 @@ __all__ = [
     "CarriedBudget",
     "Eviction",
     "EvictionRules",
+    "LandingBasis",
     "LandingControl",
     "NodeReport",
     "NodeTable",
@@ -45,6 +47,7 @@ __all__ = [
     "classify_nodes",
     "node_scopes",
     "plan_to_json",
+    "plan_with_basis",
     "pod_eligibility",
     "pool_of",
     "taint_cap",

@@ -24,6 +24,7 @@ from loadaware.plan import (
     _profiles,
     strategies,
 )
+from loadaware.plan._basis import LandingBasis
 from loadaware.plan._budget import NO_CARRIED_BUDGET, CarriedBudget, workload_key
 from loadaware.plan._placement import Placement
 from loadaware.plan._problem import HOTSPOT, Candidate, Problem, plan_objective
@@ -64,16 +65,36 @@ def build_plan(
     Refusals (stale or implausible metrics) are a Plan with status "refused", not an
     exception.
     """
+    planned, _basis = plan_with_basis(
+        cluster, usage, policy, now, carried=carried, source_nodes=source_nodes
+    )
+    return planned
+
+
+@gc_freeze.paused()
+def plan_with_basis(
+    cluster: ClusterState,
+    usage: Usage,
+    policy: LoadAwarePolicy,
+    now: datetime.datetime,
+    *,
+    carried: CarriedBudget = NO_CARRIED_BUDGET,
+    source_nodes: frozenset[str] | None = None,
+) -> tuple[Plan, LandingBasis | None]:
+    """build_plan, and what it was made on for the LandingControl that carries it
+    out (LandingControl.from_basis): None when the plan has no evictions. The same
+    Plan as build_plan's, from the same inputs."""
     try:
         assessment = metrics.assess_usage(
             usage, _classify.node_scopes(cluster, policy.node_pools), policy.metrics, now
         )
     except RefusedError as exc:
-        return Plan(
+        refused = Plan(
             status="refused",
             reason=exc.summary(),
             refusal=Refusal(code=exc.reference, message=exc.message),
         )
+        return refused, None
 
     table = classify_for_plan(cluster, usage, policy, assessment)
     profiles = _profiles.scoped_profiles(policy, cluster)
@@ -94,7 +115,7 @@ def build_plan(
     consolidating = policy.consolidation.enabled
     if not hot and not problem.must_move and not consolidating:
         named = sum(c.skipped for rules in tally.as_plan().values() for c in rules.values())
-        return Plan(
+        nothing = Plan(
             status="noop",
             reason="no hot nodes"
             + (f"; {named} pods named by deschedule strategies cannot move" if named else ""),
@@ -103,6 +124,7 @@ def build_plan(
             skipped=dict(sorted(skipped.items())),
             profiles=tally.as_plan(),
         )
+        return nothing, None
 
     solution, method, lower_bound, placement = _solve(problem)
     # Violations first, then the hottest nodes' moves: the order the evictor keeps.
@@ -169,7 +191,7 @@ def build_plan(
         )
     if would_relieve:
         reason += f"; steering (steering.softTaint) would relieve {would_relieve} more"
-    return Plan(
+    planned = Plan(
         status="planned" if evictions else "noop",
         reason=reason,
         evictions=evictions,
@@ -184,6 +206,13 @@ def build_plan(
         consolidation=consolidation,
         steering_would_relieve=would_relieve,
     )
+    if not evictions:
+        return planned, None
+    # The placement still holds the moves of the last replay; the control undoes them.
+    basis = LandingBasis(
+        problem=problem, placement=placement, candidates=tuple(m.candidate for m in moves)
+    )
+    return planned, basis
 
 
 def _steering_would_relieve(problem: Problem, still_hot: int) -> int | None:

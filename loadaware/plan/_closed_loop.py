@@ -28,6 +28,7 @@ from loadaware.cluster import ClusterState, Pod
 from loadaware.errors import RefusedError
 from loadaware.metrics import Usage
 from loadaware.plan import _build, _classify, _profiles
+from loadaware.plan._basis import LandingBasis
 from loadaware.plan._budget import NO_CARRIED_BUDGET
 from loadaware.plan._placement import Placement
 from loadaware.plan._problem import HOTSPOT, Candidate, Problem
@@ -68,14 +69,30 @@ class MoveLanding:
 class LandingControl:
     """The round's cluster as observed, and each move's landing derived from it."""
 
-    def __init__(self, problem: Problem, candidates: dict[str, Candidate]) -> None:
+    def __init__(
+        self,
+        problem: Problem,
+        candidates: dict[str, Candidate],
+        placement: Placement | None = None,
+    ) -> None:
+        """`placement`: one built on `problem` with nothing applied, which the
+        control takes over; None builds it."""
         self._problem = problem
-        self._placement = Placement(problem)
+        self._placement = placement if placement is not None else Placement(problem)
         self._candidates = candidates
         self._names = problem.table.names
         self._landed: dict[str, int | None] = {}  # pod key -> where its replacement is
         self._terminating: set[str] = set()  # pod keys of predecessors marked deleted
         self._gone: set[str] = set()
+
+    @classmethod
+    def from_basis(cls, basis: LandingBasis) -> LandingControl:
+        """Built on what the planner made the plan on (plan_with_basis): its node
+        table, its candidates and its Placement, the plan's moves undone, which this
+        control takes over. What for_plan derives again, without deriving it."""
+        basis.placement.restore()
+        candidates = {c.pod.key: c for c in basis.candidates}
+        return cls(basis.problem, candidates, basis.placement)
 
     @classmethod
     def for_plan(
@@ -87,7 +104,8 @@ class LandingControl:
         planned: Plan,
     ) -> LandingControl:
         """Built on the cluster, usage and policy `planned` was made on (the same
-        classification), for its evictions."""
+        classification), for its evictions: for a caller that has only the Plan
+        (a round that planned has its basis: from_basis)."""
         scopes = _classify.node_scopes(cluster, policy.node_pools)
         try:
             assessment = metrics.assess_usage(usage, scopes, policy.metrics, now)

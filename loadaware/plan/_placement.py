@@ -501,3 +501,13 @@ class Placement:
                 self.occupancy.remove(candidate.pod)
             self.occupancy.add(candidate.pod, self._names[candidate.node_index])
         self.usage = self.problem.table.usage.copy()
+
+    def restore(self) -> None:
+        """Back to the Placement as built: every applied move undone (reset), every
+        node close() took out open again, none held. Landing control starts from the
+        planner's Placement this way rather than building the occupancy again."""
+        self.reset()
+        self._allowed[:] = False
+        self._allowed[self.problem.target_indexes] = True
+        self._indexes = np.arange(len(self.problem.cluster.nodes), dtype=np.int64)
+        self._held = frozenset()

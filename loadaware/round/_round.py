@@ -157,6 +157,9 @@ class _Planning:
     usage: metrics.Usage  # as planned on: the forecast's, when planning ahead
     planned: plan.Plan
     at: datetime.datetime
+    # What the plan was made on, for landing control to start from (None: the plan
+    # has no evictions, or the round is a dry run, which needs no landing control).
+    basis: plan.LandingBasis | None = None
 
 
 class _Round:
@@ -252,7 +255,7 @@ class _Round:
         record.budgets = _budgets_json(settings, carried)
         record.budgets.update(settled)
         planned_at = context.clock()
-        planned = _planning.timed_plan(
+        planned, basis = _planning.timed_plan_with_basis(
             snapshot,
             usage,
             settings,
@@ -274,7 +277,14 @@ class _Round:
             options.round_id, snapshot, settings, planned, dry_run=self.dry_run
         )
         return _Planning(
-            snapshot=snapshot, current=current, usage=usage, planned=planned, at=planned_at
+            snapshot=snapshot,
+            current=current,
+            usage=usage,
+            planned=planned,
+            at=planned_at,
+            # A dry run changes nothing, so the plan's landings stand as they are, and
+            # the planner's working copy of the cluster need not be kept.
+            basis=None if self.dry_run else basis,
         )
 
     def _execute(self, state: evict.StateStore, planning: _Planning) -> LoadawareError | None:
@@ -303,14 +313,8 @@ class _Round:
             check_cluster=context.check_cluster,
             stop_requested=options.stop_requested,
         )
-        # A dry run changes nothing, so the plan's landings stand as they are.
-        control = (
-            None
-            if dry_run
-            else plan.LandingControl.for_plan(
-                planning.snapshot, planning.usage, settings, planning.at, planning.planned
-            )
-        )
+        # Started from what the plan was made on: the cluster is not classified twice.
+        control = None if planning.basis is None else plan.LandingControl.from_basis(planning.basis)
         self._phase("evicting")
         execution = executor.run(planning.planned, planning.snapshot, recheck, control)
         record.execution = execution
