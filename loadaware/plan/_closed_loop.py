@@ -6,11 +6,13 @@ assumed by the tenth eviction. kube-scheduler samples nodes, so a replacement
 lands anywhere in its landing set, not on the planned node; the next moves'
 scores, room and rivals depend on where it went. So the evictor keeps a
 LandingControl for the round: it starts from the cluster and usage the plan was
-made on, learns where each replacement was bound and when each predecessor is
-gone, moves the pod's usage from its source to where it really landed, and
-before each eviction derives that move's landing set and steer set with the
-same functions the planner uses (`Placement.landing`). It also says whether a
-source is still over its targets, and whether an observed landing is good.
+made on (from_basis: the planner's own node table, candidates and Placement,
+the plan's moves undone, so nothing is classified twice), learns where each
+replacement was bound and when each predecessor is gone, moves the pod's usage
+from its source to where it really landed, and before each eviction derives
+that move's landing set and steer set with the same functions the planner uses
+(`Placement.landing`). It also says whether a source is still over its targets,
+and whether an observed landing is good.
 
 Pure: the evictor tells it what it observed; it reads no clock and no API.
 """
