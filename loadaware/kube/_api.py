@@ -9,9 +9,10 @@ ClusterError; each names the call, the server and the cause, never a body.
 Objects are returned as raw JSON dicts (RawObject), as `kubectl -o json` prints them.
 
 With `reads` (the cluster cache), reads of pods, namespaces and the node list are
-answered from it, with the fields the evictor reads; every write, and the read of a node
-before its taints are changed (which needs the current resourceVersion), still
-goes to the API server.
+answered from it, with the fields the evictor reads. So is a node's first read
+before its taints are changed (`cached_node`): the write names the resourceVersion
+read, so a view that is behind fails it with a conflict, and the caller reads the
+node again from the API server (`read_node`). Every write goes to the API server.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Reads(Protocol):
     def list_pods(self, namespace: str, label_selector: str = "") -> list[RawObject]: ...
     def list_node_pods(self, node: str) -> list[RawObject]: ...
     def list_nodes(self) -> list[RawObject]: ...
+    def read_node(self, name: str) -> RawObject | None: ...
     def find_namespace(self, name: str) -> RawObject | None: ...
 
 
@@ -149,6 +151,14 @@ class Kube:
             return self._reads.list_nodes()
         with self._translated("list nodes"):
             return list(self._raw(self._core.list_node).get("items") or [])
+
+    def cached_node(self, name: str) -> RawObject | None:
+        """The node's taints and resourceVersion as `reads` last saw them, possibly
+        behind the server's (see the module); None without reads or when they do not
+        hold the node."""
+        if self._reads is None:
+            return None
+        return self._reads.read_node(name)
 
     def read_node(self, name: str) -> RawObject:
         with self._translated(f"read node {name}"):
