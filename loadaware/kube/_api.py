@@ -58,6 +58,7 @@ class Kube:
     ):
         import kubernetes.client
 
+        self._api = api_client
         self._core = kubernetes.client.CoreV1Api(api_client)
         self._server = server_of(api_client)
         self._timeout = timeout_seconds
@@ -170,18 +171,31 @@ class Kube:
         """Replace spec.taints, failing with ConflictError if the node changed since read
         (a JSON merge patch carrying metadata.resourceVersion is checked by the API).
         A dry run goes through authorization and admission and changes nothing."""
+        from kubernetes.client.exceptions import ApiException
+
         patch = {"metadata": {"resourceVersion": resource_version}, "spec": {"taints": taints}}
+        query = [("fieldManager", FIELD_MANAGER)] + ([("dryRun", "All")] if dry_run else [])
         with self._translated(f"update taints of node {name}"):
-            response = self._core.patch_node(
-                name,
-                patch,
-                field_manager=FIELD_MANAGER,
-                dry_run="All" if dry_run else None,
-                _content_type="application/merge-patch+json",
-                _preload_content=False,
-                _request_timeout=self._timeout,
+            # The request CoreV1Api.patch_node builds, without its per-call argument
+            # validation: steering writes tens of taints per eviction on a large cluster,
+            # and that layer cost a quarter of each write.
+            request = self._api.param_serialize(
+                "PATCH",
+                "/api/v1/nodes/{name}",
+                path_params={"name": name},
+                query_params=query,
+                header_params={
+                    "Accept": "application/json",
+                    "Content-Type": "application/merge-patch+json",
+                },
+                body=patch,
+                auth_settings=["BearerToken"],
             )
-            _finished(response)
+            answer = self._api.call_api(*request, _request_timeout=self._timeout)
+            if not 200 <= answer.status <= 299:
+                answer.read()
+                raise ApiException.from_response(http_resp=answer, body=None, data=None)
+            _finished(answer.response)
 
     def cordon_node(self, name: str) -> None:
         """spec.unschedulable: true, as `kubectl cordon` sets it."""
