@@ -1,6 +1,7 @@
 """What the cluster cache holds: each kind's converted objects and how far its watch has
-read, the pods with their indexes by namespace and by node, the objects that could not
-be read, and the snapshot assembled from them.
+read, the pods with their indexes by namespace and by node, each node's taints as
+written with the resourceVersion they were read at (what a taint write names), the
+objects that could not be read, and the snapshot assembled from them.
 
 The watch threads write and rounds and the executor read: every method expects its
 caller to hold `lock`, and `changed` wakes those waiting on a kind's list.
