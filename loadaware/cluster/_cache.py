@@ -31,8 +31,9 @@ mirrors the cluster by its changes (the binding observer) starts from one and
 follows on. The cache only holds objects; what a listener makes of them is its own.
 
 The executor's reads (`read_pod`, `list_pods`, `list_node_pods`, `list_nodes`,
-`find_namespace`) are answered from the cache, as the raw objects' fields the executor reads;
-writes still go to the API server.
+`find_namespace`, and `read_node`, a node's taints with their resourceVersion) are
+answered from the cache, as the raw objects' fields the executor reads; writes still
+go to the API server.
 
 Its parts: `_cache_watch` lists and watches each kind, `_cache_store` holds what they
 read and assembles the snapshot, `_cache_objects` converts one object of each kind;
@@ -274,6 +275,20 @@ class ClusterCache:
         with self._store.lock:
             entries = [self._store.pods[k] for k in sorted(self._store.pods_by_node.get(node, ()))]
         return [_pod_view(e) for e in entries]
+
+    def read_node(self, name: str) -> dict[str, Any] | None:
+        """The node's taints and resourceVersion as last seen (the fields a write of its
+        taints reads), or None when the cache does not hold them. The version may be
+        behind the server's: a write naming it then fails with a conflict."""
+        self._listed(_cache_objects.NODES)
+        with self._store.lock:
+            seen = self._store.node_taints.get(name)
+        if seen is None:
+            return None
+        return {
+            "metadata": {"name": name, "resourceVersion": seen.resource_version},
+            "spec": {"taints": [dict(t) for t in seen.taints]},
+        }
 
     def find_namespace(self, name: str) -> dict[str, Any] | None:
         self._listed("/api/v1/namespaces")

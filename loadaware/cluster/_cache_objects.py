@@ -74,6 +74,7 @@ def _workload(kind: str) -> Callable[[_convert.Converter, Any, int], tuple[str, 
 
 
 PODS = "/api/v1/pods"
+NODES = "/api/v1/nodes"
 WORKLOAD_PATHS = (
     "/apis/apps/v1/replicasets",
     "/apis/apps/v1/deployments",
@@ -87,7 +88,7 @@ RESOLUTION_PATHS = frozenset({*WORKLOAD_PATHS, "/apis/scheduling.k8s.io/v1/prior
 CONVERTERS: dict[str, Callable[[_convert.Converter, Any, int], tuple[str, Any]]] = {
     "/api/v1/namespaces": _namespace,
     "/apis/scheduling.k8s.io/v1/priorityclasses": _priority_class,
-    "/api/v1/nodes": _node,
+    NODES: _node,
     PODS: _pod,
     "/apis/policy/v1/poddisruptionbudgets": _pdb,
     "/apis/apps/v1/replicasets": _workload("ReplicaSet"),

@@ -1,6 +1,7 @@
 """What the cluster cache holds: each kind's converted objects and how far its watch has
-read, the pods with their indexes by namespace and by node, the objects that could not
-be read, and the snapshot assembled from them.
+read, the pods with their indexes by namespace and by node, each node's taints as
+written with the resourceVersion they were read at (what a taint write names), the
+objects that could not be read, and the snapshot assembled from them.
 
 The watch threads write and rounds and the executor read: every method expects its
 caller to hold `lock`, and `changed` wakes those waiting on a kind's list.
@@ -44,6 +45,27 @@ class CacheChange:
 CacheListener = Callable[[CacheChange], None]
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class NodeTaints:
+    """A node's spec.taints as the API server gave them (every field kept, timeAdded
+    too) and the resourceVersion of that same object: what a write of its taints
+    starts from and names as its precondition."""
+
+    resource_version: str
+    taints: tuple[Mapping[str, Any], ...]
+
+    @classmethod
+    def of(cls, raw: Any) -> NodeTaints | None:
+        """Read from a node object; None when it has no resourceVersion to name."""
+        if not isinstance(raw, dict):
+            return None
+        version = (raw.get("metadata") or {}).get("resourceVersion")
+        taints = (raw.get("spec") or {}).get("taints") or []
+        if not version or not isinstance(taints, list):
+            return None
+        return cls(str(version), tuple(dict(t) for t in taints if isinstance(t, dict)))
+
+
 class Kind:
     """One kind's objects, converted, and how far its watch has read."""
 
@@ -70,6 +92,9 @@ class CacheStore:
         self.changed = threading.Condition(self.lock)
         self.kinds = {path: Kind(path) for path in paths}
         self.invalid: dict[str, str] = {}  # object -> why it cannot be read
+        # Node name -> its taints and resourceVersion as last seen: the steering's
+        # taint writes start from them instead of reading each node from the server.
+        self.node_taints: dict[str, NodeTaints] = {}
         # Pods, and what their completion depends on.
         self.pods: dict[str, _cache_objects.PodEntry] = {}
         self.pods_by_namespace: dict[str, set[str]] = {}
@@ -102,13 +127,17 @@ class CacheStore:
         invalid: Mapping[str, str],
         version: str | None,
         now: float,
+        node_taints: Mapping[str, NodeTaints] | None = None,
     ) -> None:
-        """A list of the kind completed: its objects replace the old ones."""
+        """A list of the kind completed: its objects replace the old ones (and, for
+        nodes, `node_taints` every node's taints as listed)."""
         prefix = f"{kind.name}: "
         self.invalid = {k: v for k, v in self.invalid.items() if not k.startswith(prefix)}
         self.invalid.update(invalid)
         if kind.path == _cache_objects.PODS:
             self._replace_pods(converted)
+        elif kind.path == _cache_objects.NODES:
+            self.node_taints = dict(node_taints or {})
         elif kind.path in _cache_objects.RESOLUTION_PATHS and converted != kind.objects:
             self._resolution += 1
         kind.objects = converted
@@ -130,10 +159,24 @@ class CacheStore:
         else:
             self.invalid[described] = problem
 
-    def put(self, kind: Kind, type_: str, key: str, value: Any, described: str) -> None:
-        """An ADDED, MODIFIED or DELETED event's object, converted."""
+    def put(
+        self,
+        kind: Kind,
+        type_: str,
+        key: str,
+        value: Any,
+        described: str,
+        node_taints: NodeTaints | None = None,
+    ) -> None:
+        """An ADDED, MODIFIED or DELETED event's object, converted (and, for a node,
+        `node_taints` its taints as the event carried them)."""
         self._dirty = True
         self.invalid.pop(described, None)
+        if kind.path == _cache_objects.NODES:
+            if type_ == "DELETED" or node_taints is None:
+                self.node_taints.pop(key, None)
+            else:
+                self.node_taints[key] = node_taints
         if kind.path == _cache_objects.PODS:
             entry = self.pods.get(key)
             old = None if entry is None else entry.pod

@@ -147,7 +147,9 @@ class KindWatchers:
         items, version = _live.list_kind(self._client, kind.path, self._settings)
         converted: dict[str, Any] = {}
         invalid: dict[str, str] = {}
+        node_taints: dict[str, _cache_store.NodeTaints] = {}
         convert = self._converters[kind.path]
+        nodes = kind.path == _cache_objects.NODES
         for position, raw in enumerate(items, start=1):
             try:
                 key, value = convert(raw, position)
@@ -155,8 +157,12 @@ class KindWatchers:
                 invalid[_describe(kind, raw)] = exc.message
                 continue
             converted[key] = value
+            if nodes and (taints := _cache_store.NodeTaints.of(raw)) is not None:
+                node_taints[key] = taints
         with self._store.lock:
-            self._store.listed(kind, converted, invalid, version, self._monotonic())
+            self._store.listed(
+                kind, converted, invalid, version, self._monotonic(), node_taints=node_taints
+            )
 
     def _watch_until_broken(self, kind: _cache_store.Kind) -> str:
         """Watch until the stream breaks; the cause of the relist that must follow."""
@@ -262,6 +268,7 @@ class KindWatchers:
         except InputError as exc:
             problem = exc.message
         described = _describe(kind, obj)
+        taints = _cache_store.NodeTaints.of(obj) if kind.path == _cache_objects.NODES else None
         with store.lock:
             kind.events += 1
             kind.version = str(version or kind.version)
@@ -271,7 +278,7 @@ class KindWatchers:
                 store.changed.notify_all()
                 return None
             assert key is not None
-            store.put(kind, type_, key, value, described)
+            store.put(kind, type_, key, value, described, node_taints=taints)
             store.changed.notify_all()
         self._on_event(kind.name, type_)
         return None

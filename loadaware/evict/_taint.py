@@ -85,24 +85,46 @@ def remove_taints_quietly(kube: Kube, node_names: Iterable[str]) -> list[str]:
 
 
 def _edit_taints(kube: Kube, node_name: str, *, add: bool, dry_run: bool = False) -> None:
+    # The first try starts from the cluster cache's view of the node, when the round
+    # reads one: it saves a read per taint written, and the steering writes several
+    # per eviction. The write names the resourceVersion the view holds, so a view
+    # that is behind (this round's last write to the node not yet seen, a status
+    # update) fails with a conflict, and the tries after it read the node from the
+    # API server, as a write that meets a changed node always did.
+    seen = kube.cached_node(node_name)
+    if seen is not None and _try_edit(kube, seen, add=add, dry_run=dry_run, cached=True):
+        return
     for _attempt in range(MAX_ATTEMPTS):
         try:
             node = kube.read_node(node_name)
         except NotFoundError:
             return  # a node that is gone carries no taint
-        taints = [t for t in (node.get("spec") or {}).get("taints") or [] if not _is_ours(t)]
-        had = len(taints) != len((node.get("spec") or {}).get("taints") or [])
-        if add:
-            taints.append(dict(HOTSPOT_TAINT))
-        elif not had:
+        if _try_edit(kube, node, add=add, dry_run=dry_run, cached=False):
             return
-        try:
-            kube.set_node_taints(
-                node_name, taints, node["metadata"]["resourceVersion"], dry_run=dry_run
-            )
-            return
-        except ForbiddenError as exc:
-            raise _forbidden(node_name, exc) from exc
-        except ConflictError:
-            continue  # the node changed (status heartbeat, another controller): retry
     raise ConflictError(f"node {node_name} kept changing; taint not updated")
+
+
+def _try_edit(kube: Kube, node: RawObject, *, add: bool, dry_run: bool, cached: bool) -> bool:
+    """One write of the node's taints as read (`cached`: from the cache): True when
+    done (written, nothing to change, the node gone); False when the node changed
+    since it was read, or when a cached view finds nothing to change (it may not
+    have seen the last write yet)."""
+    name = node["metadata"]["name"]
+    listed = (node.get("spec") or {}).get("taints") or []
+    taints = [t for t in listed if not _is_ours(t)]
+    had = len(taints) != len(listed)
+    if cached and had == add:
+        return False
+    if add:
+        taints.append(dict(HOTSPOT_TAINT))
+    elif not had:
+        return True
+    try:
+        kube.set_node_taints(name, taints, node["metadata"]["resourceVersion"], dry_run=dry_run)
+    except NotFoundError:
+        return True  # gone since it was read
+    except ForbiddenError as exc:
+        raise _forbidden(name, exc) from exc
+    except ConflictError:
+        return False  # the node changed (status heartbeat, another controller): retry
+    return True

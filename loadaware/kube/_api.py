@@ -9,9 +9,10 @@ ClusterError; each names the call, the server and the cause, never a body.
 Objects are returned as raw JSON dicts (RawObject), as `kubectl -o json` prints them.
 
 With `reads` (the cluster cache), reads of pods, namespaces and the node list are
-answered from it, with the fields the evictor reads; every write, and the read of a node
-before its taints are changed (which needs the current resourceVersion), still
-goes to the API server.
+answered from it, with the fields the evictor reads. So is a node's first read
+before its taints are changed (`cached_node`): the write names the resourceVersion
+read, so a view that is behind fails it with a conflict, and the caller reads the
+node again from the API server (`read_node`). Every write goes to the API server.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class Reads(Protocol):
     def list_pods(self, namespace: str, label_selector: str = "") -> list[RawObject]: ...
     def list_node_pods(self, node: str) -> list[RawObject]: ...
     def list_nodes(self) -> list[RawObject]: ...
+    def read_node(self, name: str) -> RawObject | None: ...
     def find_namespace(self, name: str) -> RawObject | None: ...
 
 
@@ -56,6 +58,7 @@ class Kube:
     ):
         import kubernetes.client
 
+        self._api = api_client
         self._core = kubernetes.client.CoreV1Api(api_client)
         self._server = server_of(api_client)
         self._timeout = timeout_seconds
@@ -150,6 +153,14 @@ class Kube:
         with self._translated("list nodes"):
             return list(self._raw(self._core.list_node).get("items") or [])
 
+    def cached_node(self, name: str) -> RawObject | None:
+        """The node's taints and resourceVersion as `reads` last saw them, possibly
+        behind the server's (see the module); None without reads or when they do not
+        hold the node."""
+        if self._reads is None:
+            return None
+        return self._reads.read_node(name)
+
     def read_node(self, name: str) -> RawObject:
         with self._translated(f"read node {name}"):
             return self._raw(self._core.read_node, name)
@@ -160,18 +171,31 @@ class Kube:
         """Replace spec.taints, failing with ConflictError if the node changed since read
         (a JSON merge patch carrying metadata.resourceVersion is checked by the API).
         A dry run goes through authorization and admission and changes nothing."""
+        from kubernetes.client.exceptions import ApiException
+
         patch = {"metadata": {"resourceVersion": resource_version}, "spec": {"taints": taints}}
+        query = [("fieldManager", FIELD_MANAGER)] + ([("dryRun", "All")] if dry_run else [])
         with self._translated(f"update taints of node {name}"):
-            response = self._core.patch_node(
-                name,
-                patch,
-                field_manager=FIELD_MANAGER,
-                dry_run="All" if dry_run else None,
-                _content_type="application/merge-patch+json",
-                _preload_content=False,
-                _request_timeout=self._timeout,
+            # The request CoreV1Api.patch_node builds, without its per-call argument
+            # validation: steering writes tens of taints per eviction on a large cluster,
+            # and that layer cost a quarter of each write.
+            request = self._api.param_serialize(
+                "PATCH",
+                "/api/v1/nodes/{name}",
+                path_params={"name": name},
+                query_params=query,
+                header_params={
+                    "Accept": "application/json",
+                    "Content-Type": "application/merge-patch+json",
+                },
+                body=patch,
+                auth_settings=["BearerToken"],
             )
-            _finished(response)
+            answer = self._api.call_api(*request, _request_timeout=self._timeout)
+            if not 200 <= answer.status <= 299:
+                answer.read()
+                raise ApiException.from_response(http_resp=answer, body=None, data=None)
+            _finished(answer.response)
 
     def cordon_node(self, name: str) -> None:
         """spec.unschedulable: true, as `kubectl cordon` sets it."""

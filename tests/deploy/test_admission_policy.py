@@ -371,6 +371,9 @@ class RecordingKube:
         self.node = node
         self.writes: list[tuple[RawNode, RawNode]] = []
 
+    def cached_node(self, name: str) -> RawNode | None:
+        return None  # no cluster cache: every write starts from a read
+
     def read_node(self, name: str) -> RawNode:
         assert name == self.node["metadata"]["name"]
         return copy.deepcopy(self.node)

@@ -186,3 +186,45 @@ def test_the_rechecker_reads_the_nodes_usage_not_every_pods(server, tmp_path) ->
     counts = server.sim.requests.counts()
     assert counts.get(("list", "nodes.metrics.k8s.io"), 0) == 3
     assert counts.get(("list", "pods.metrics.k8s.io"), 0) == 0
+
+
+def test_the_rechecker_classifies_the_sources_it_is_asked_about_not_every_node(
+    server, tmp_path
+) -> None:
+    # A node's class is its own usage against its pool's targets: each reading
+    # classifies the sources the re-checks ask about, not the whole cluster again.
+    settings, context, snapshot, usage, planned = _planned(server, tmp_path)
+    hotspot = [e for e in planned.evictions if e.reason == "hotspot"]
+    sources = {e.node for e in hotspot[:3]}
+    recheck = _recheck.Rechecker(
+        settings, snapshot, usage, read_usage=context.read_usage, clock=context.clock
+    )
+    answers = [recheck(e) for e in hotspot[:3]]
+    assert answers == [evict.PROCEED] * 3
+    assert recheck.classified == len(sources) < len(snapshot.nodes)
+    # As classifying every node at once says.
+    every = plan.classify_nodes(
+        snapshot,
+        context.read_usage(dataclasses.replace(snapshot, pods=())),
+        settings.node_pools,
+        {},
+        allocatable_names=plan.allocatable_names(settings),
+    )
+    assert {node: every.classes[every.index[node]] for node in sources} == dict.fromkeys(
+        sources, "hot"
+    )
+
+    # Targets as distances from a pool's mean: every node's class depends on all of them.
+    pool = {
+        "name": "all",
+        "useDeviationThresholds": True,
+        "thresholds": {"cpu": 10, "memory": 10},
+        "targetThresholds": {"cpu": 10, "memory": 10},
+    }
+    deviation = metrics_server_policy(nodePools=[pool])
+    recheck = _recheck.Rechecker(
+        deviation, snapshot, usage, read_usage=context.read_usage, clock=context.clock
+    )
+    for eviction in hotspot[:3]:
+        recheck(eviction)
+    assert recheck.classified == len(snapshot.nodes)
