@@ -23,7 +23,7 @@ import msgspec
 import yaml
 
 from loadaware import gc_freeze
-from loadaware.cluster import _convert, _types
+from loadaware.cluster import _convert, _plain_pod, _types
 from loadaware.errors import InputError
 
 _FIRST_CHARACTER = re.compile(r"\S")
@@ -222,7 +222,21 @@ def _read_json_list(data: bytes) -> _types.ClusterState | None:
         if not listed.kind.endswith("List"):
             return None  # _convert.iter_objects would not flatten it
         is_ascii = data.isascii()
-        return _convert.cluster_state_from_stream(_read_item(raw, is_ascii) for raw in listed.items)
+        converter = _convert.Converter()
+        stream = _convert.Stream(converter)
+        pods = _plain_pod.PlainPodReader(converter.reading)
+        for raw in listed.items:
+            if not (is_ascii or bytes(raw).isascii()):
+                stream.add(_JSON_ANY.decode(raw))  # see _read_item
+                continue
+            # Most items are pods as the API server writes them, parsed typed and
+            # read without checks (see _plain_pod).
+            read = pods.read_json(raw)
+            if read is not None:
+                stream.add_pod(read)
+                continue
+            stream.add(_read_item(raw, True))
+        return stream.cluster_state()
     except Exception:  # whatever it is, reading the text whole says it as before
         return None
 

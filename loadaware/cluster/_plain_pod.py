@@ -1,0 +1,431 @@
+"""Pods as the API server writes them, parsed typed and read without checks.
+
+Most of a large dump is pods, nearly all in the shape the API server writes. msgspec
+parses one into the Structs below, which name the fields the pod reader reads, typed
+as the API server writes them (strings, integers, objects of strings): it checks
+those types in C as it parses, and PlainPodReader reads the fields by attribute,
+with none of the FieldReader's checks left to make.
+
+A pod of another shape (msgspec.ValidationError), or with anything PlainPodReader
+does not read itself (init containers, pod-level resources or overhead, extended
+resources, host ports, no status.qosClass, a quantity or timestamp that does not
+parse), is left to the checked way (None): the item is parsed again as any other
+and read by _pod.read_pod. What PlainPodReader reads is what read_pod reads from
+the same pod (tests/cluster/test_plain_pod.py).
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+from typing import Any, TypeAlias
+
+import msgspec
+
+from loadaware import policy
+from loadaware import quantity as _quantity
+from loadaware.cluster import _fast, _fields, _selectors, _shared, _types
+from loadaware.errors import InputError
+
+# Every Struct: keys in camelCase as in the API, unknown keys skipped as parsed, not
+# tracked by the cyclic collector (they hold no cycles, and live for one pod).
+
+
+class _Struct(msgspec.Struct, rename="camel", gc=False):
+    pass
+
+
+class _OwnerReference(_Struct):
+    kind: str = ""
+    name: str = ""
+    uid: str = ""
+    controller: bool = False
+
+
+class _Metadata(_Struct):
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
+    labels: dict[str, str] = {}
+    annotations: dict[str, str] = {}
+    owner_references: list[_OwnerReference] = []
+    creation_timestamp: str | None = None
+    deletion_timestamp: str | None = None
+
+
+class _Port(_Struct):
+    host_port: int = 0
+
+
+class _Resources(_Struct):
+    requests: dict[str, str] = {}
+    limits: dict[str, str] = {}
+
+
+class _Container(_Struct):
+    image: str = ""
+    resources: _Resources | None = None
+    ports: list[_Port] = []
+
+
+class _Volume(_Struct):
+    # Any value but null counts, as in read_pod.
+    empty_dir: Any = None
+    host_path: Any = None
+    persistent_volume_claim: Any = None
+
+
+class _Toleration(_Struct, frozen=True):
+    # Frozen, so hashable: a pod's list is looked up whole (see _tolerations).
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+
+
+class _Spec(_Struct):
+    containers: list[_Container] = []
+    init_containers: list[Any] = []
+    volumes: list[_Volume] = []
+    node_name: str = ""
+    scheduler_name: str = ""
+    priority: int | None = None
+    priority_class_name: str = ""
+    tolerations: list[_Toleration] = []
+    node_selector: dict[str, str] = {}
+    resource_claims: list[Any] = []
+    # Read by the checked readers, as parsed (rare, or not worth a Struct).
+    affinity: Any = None
+    topology_spread_constraints: Any = None
+    # Any value makes the pod one for read_pod (see the module).
+    resources: Any = None
+    overhead: Any = None
+
+
+class _Condition(_Struct):
+    type: str = ""
+    status: str = ""
+
+
+class _Waiting(_Struct):
+    reason: str = ""
+
+
+class _Terminated(_Struct):
+    reason: str = ""
+    exit_code: int | None = None
+
+
+class _State(_Struct):
+    waiting: _Waiting | None = None
+    terminated: _Terminated | None = None
+
+
+class _ContainerStatus(_Struct):
+    name: str = ""
+    restart_count: int = 0
+    state: _State | None = None
+
+
+class _Status(_Struct):
+    phase: str = ""
+    conditions: list[_Condition] = []
+    qos_class: str = ""
+    start_time: str | None = None
+    reason: str = ""
+    container_statuses: list[_ContainerStatus] = []
+    init_container_statuses: list[_ContainerStatus] = []
+
+
+class PlainPod(_Struct):
+    api_version: str = ""
+    kind: str = ""
+    metadata: _Metadata | None = None
+    spec: _Spec | None = None
+    status: _Status | None = None
+
+
+_DECODER = msgspec.json.Decoder(PlainPod)
+
+# A pod's kind, as kubectl writes it (keys in order: apiVersion, then kind) within the
+# first bytes of the item, indented or not: what is only a guess, which parsing checks.
+_POD_KIND = b'"Pod"'
+_KIND_WITHIN = 128
+
+# Resource names containers commonly request, none an extended resource (as in _fast).
+_NO_DOMAIN = frozenset({"cpu", "memory", "ephemeral-storage"})
+
+# A pod read: the pod but for what needs the rest of the input, and whether its
+# priority comes from its class (as _pod.read_pod gives them).
+ReadPod: TypeAlias = tuple[_types.Pod, bool]
+
+
+class PlainPodReader:
+    """Pods parsed into PlainPod, read without checks (see the module). What many pods
+    carry alike is kept once, in the tables of the reading given (owner references,
+    container statuses, tolerations, images) and in the reader's own (timestamps,
+    quantities, toleration lists), for as long as the reader lives: one load."""
+
+    __slots__ = ("_nanos", "_reading", "_timestamps", "_tolerations")
+
+    def __init__(self, reading: _fast.FastReading) -> None:
+        self._reading = reading
+        self._timestamps: dict[str, datetime.datetime] = {}
+        self._tolerations: dict[tuple[_Toleration, ...], tuple[_types.Toleration, ...]] = {}
+        self._nanos = functools.lru_cache(maxsize=_shared.KEPT)(_text_nanos)
+
+    def read_json(self, text: Any) -> ReadPod | None:
+        """The pod in this JSON text (bytes, or a msgspec.Raw), as read_pod reads it;
+        None for a pod read_pod must read, and for any other object. ASCII text only:
+        msgspec checks the UTF-8 only of the parts it parses (see _file)."""
+        if _POD_KIND not in bytes(memoryview(text)[:_KIND_WITHIN]):
+            return None  # not a pod, or not as kubectl writes one
+        try:
+            return self.read(_DECODER.decode(text))
+        except msgspec.ValidationError:
+            return None
+
+    def read(self, item: PlainPod) -> ReadPod | None:
+        meta, spec, status = item.metadata, item.spec, item.status
+        if (
+            item.kind != "Pod"
+            or "/" in item.api_version  # another API group's Pod: not read as one
+            or meta is None
+            or spec is None
+            or status is None
+            or not meta.name
+            or not status.qos_class
+            or spec.init_containers
+            or spec.resources is not None
+            or spec.overhead is not None
+        ):
+            return None
+        try:
+            return self._read(meta, spec, status)
+        except (_fast.NotPlainError, InputError):
+            return None
+
+    def _read(self, meta: _Metadata, spec: _Spec, status: _Status) -> ReadPod:
+        reading = self._reading
+        name = meta.name
+        namespace = meta.namespace or "default"  # as _objects.namespace_of
+        labels = meta.labels
+        annotations = meta.annotations
+        containers = spec.containers
+
+        cpu = memory = 0
+        nanos = self._nanos
+        for container in containers:
+            resources = container.resources
+            if resources is not None:
+                requests, limits = resources.requests, resources.limits
+                for names in (requests, limits):
+                    if names and not _NO_DOMAIN.issuperset(names) and _has_domain(names):
+                        raise _fast.NotPlainError  # extended resources: read_pod reads them
+                # A limit without a request is the request, as in CheckedReading.resources.
+                amount = requests.get("cpu")
+                if amount is None:
+                    amount = limits.get("cpu")
+                if amount is not None:
+                    cpu += nanos(amount)
+                amount = requests.get("memory")
+                if amount is None:
+                    amount = limits.get("memory")
+                if amount is not None:
+                    memory += nanos(amount)
+            for port in container.ports:
+                if port.host_port:
+                    raise _fast.NotPlainError  # host ports: read_pod reads them
+
+        owner, other_owners = self._owners(meta.owner_references)
+        has_local_storage = has_pvc = False
+        for volume in spec.volumes:
+            if volume.empty_dir is not None or volume.host_path is not None:
+                has_local_storage = True
+            if volume.persistent_volume_claim is not None:
+                has_pvc = True
+
+        affinity = spec.affinity
+        spread = spec.topology_spread_constraints
+        r = _fields.FieldReader("Pod", name, namespace) if affinity or spread else None
+        if affinity and r is not None:
+            # As read_pod reads them, with the checks: rare, and not alike from pod to pod.
+            affinity = r.mapping(affinity, "spec.affinity")
+            node_affinity = _selectors.required_node_affinity(r, affinity)
+            preferred_node_affinity = _selectors.preferred_node_affinity(r, affinity)
+            pod_affinity = _selectors.pod_affinity_terms(r, affinity, "podAffinity")
+            pod_anti_affinity = _selectors.pod_affinity_terms(r, affinity, "podAntiAffinity")
+            preferred_pod_affinity = _selectors.weighted_pod_affinity_terms(
+                r, affinity, "podAffinity"
+            )
+            preferred_pod_anti_affinity = _selectors.weighted_pod_affinity_terms(
+                r, affinity, "podAntiAffinity"
+            )
+        else:
+            node_affinity, pod_affinity, pod_anti_affinity = (), (), ()
+            preferred_node_affinity = ()
+            preferred_pod_affinity = preferred_pod_anti_affinity = ()
+        if spread and r is not None:
+            spread_constraints = _selectors.spread_constraints(
+                r, {"topologySpreadConstraints": spread}, labels
+            )
+        else:
+            spread_constraints = ()
+
+        status_of = reading.status_of
+        container_statuses = []
+        for entry in status.init_container_statuses:
+            container_statuses.append(_container_status(status_of, entry, True))
+        restart_count = 0
+        for entry in status.container_statuses:
+            container_status = _container_status(status_of, entry, False)
+            restart_count += container_status.restart_count
+            container_statuses.append(container_status)
+
+        ready = False
+        for condition in status.conditions:
+            if condition.type == "Ready":
+                ready = condition.status == "True"
+                break
+
+        if len(containers) == 1:
+            images = (containers[0].image,)
+        else:
+            images = tuple([container.image for container in containers])
+
+        priority = spec.priority
+        pod = _types.new_pod(
+            namespace=namespace,
+            name=name,
+            uid=meta.uid,
+            node_name=spec.node_name or None,
+            scheduler_name=spec.scheduler_name or policy.DEFAULT_SCHEDULER_NAME,
+            phase=status.phase or "Pending",
+            ready=ready,
+            labels=labels,
+            annotations=annotations,
+            owner=owner,
+            other_owners=other_owners,
+            workload=None,  # set by _convert._complete_pod, as is owner_selector
+            owner_selector=None,
+            cpu_request_millicores=_quantity.nanos_to_millicores(cpu),
+            memory_request_bytes=_quantity.nanos_to_units(memory),
+            extended_requests={},
+            priority=0 if priority is None else priority,
+            priority_class_name=spec.priority_class_name,
+            qos_class=status.qos_class,
+            creation_timestamp=self._timestamp(meta.creation_timestamp),
+            deletion_timestamp=self._timestamp(meta.deletion_timestamp),
+            restart_count=restart_count,
+            has_local_storage=has_local_storage,
+            has_pvc=has_pvc,
+            has_resource_claims=bool(spec.resource_claims),
+            is_mirror="kubernetes.io/config.mirror" in annotations,
+            tolerations=self._tolerations_of(spec.tolerations),
+            node_selector=spec.node_selector,
+            required_node_affinity=node_affinity,
+            required_pod_affinity=pod_affinity,
+            required_pod_anti_affinity=pod_anti_affinity,
+            host_ports=(),
+            preferred_node_affinity=preferred_node_affinity,
+            preferred_pod_affinity=preferred_pod_affinity,
+            preferred_pod_anti_affinity=preferred_pod_anti_affinity,
+            topology_spread_constraints=spread_constraints,
+            start_time=self._timestamp(status.start_time),
+            status_reason=status.reason,
+            container_statuses=tuple(container_statuses),
+            container_images=reading.images_of(images),
+        )
+        return pod, priority is None
+
+    def _owners(
+        self, refs: list[_OwnerReference]
+    ) -> tuple[_types.OwnerRef | None, tuple[_types.OwnerRef, ...]]:
+        """As _objects.owners_of: the controller reference, else the first; the others."""
+        if not refs:
+            return None, ()
+        owner_ref = self._reading.owner_ref
+        if len(refs) == 1:
+            ref = refs[0]
+            if not ref.kind or not ref.name:
+                raise _fast.NotPlainError  # refused by read_pod
+            return owner_ref(ref.kind, ref.name, ref.uid), ()
+        chosen = 0
+        for i, ref in enumerate(refs):
+            if ref.controller:
+                chosen = i
+                break
+        read = []
+        for ref in refs:
+            if not ref.kind or not ref.name:
+                raise _fast.NotPlainError
+            read.append(owner_ref(ref.kind, ref.name, ref.uid))
+        return read[chosen], tuple(read[:chosen] + read[chosen + 1 :])
+
+    def _tolerations_of(self, items: list[_Toleration]) -> tuple[_types.Toleration, ...]:
+        if not items:
+            return ()
+        # The pods of a workload carry the same list: one read before is not read again.
+        key = tuple(items)
+        known = self._tolerations.get(key)
+        if known is None:
+            toleration_of = self._reading.toleration_of
+            known = tuple(
+                [
+                    # An empty operator means Equal, as in the API.
+                    toleration_of(t.key, t.operator or "Equal", t.value, t.effect)
+                    for t in items
+                ]
+            )
+            _shared.keep(self._tolerations, key, known)
+        return known
+
+    def _timestamp(self, text: str | None) -> datetime.datetime | None:
+        """As FieldReader.timestamp; a pod's startTime is mostly its creationTimestamp,
+        and the pods of one rollout share theirs."""
+        if text is None:
+            return None
+        moment = self._timestamps.get(text)
+        if moment is None:
+            try:
+                moment = _fields.in_utc(datetime.datetime.fromisoformat(text))
+            except ValueError:
+                raise _fast.NotPlainError from None  # refused by read_pod
+            _shared.keep(self._timestamps, text, moment)
+        return moment
+
+
+def _container_status(
+    status_of: Any, entry: _ContainerStatus, init: bool
+) -> _types.ContainerStatus:
+    """As CheckedReading.container_status."""
+    state = entry.state
+    waiting_reason = terminated_reason = ""
+    exit_code = None
+    if state is not None:
+        # Nearly every container is running, with neither of these to read.
+        if state.waiting is not None:
+            waiting_reason = state.waiting.reason
+        if state.terminated is not None:
+            terminated_reason = state.terminated.reason
+            exit_code = state.terminated.exit_code
+    result: _types.ContainerStatus = status_of(
+        entry.name, init, entry.restart_count, waiting_reason, terminated_reason, exit_code
+    )
+    return result
+
+
+def _text_nanos(text: str) -> int:
+    """As FieldReader.nanos, NotPlainError where that refuses the quantity."""
+    try:
+        amount = _quantity.to_nanos(text)
+    except ValueError:
+        raise _fast.NotPlainError from None
+    if amount < 0:
+        raise _fast.NotPlainError
+    return amount
+
+
+def _has_domain(names: dict[str, str]) -> bool:
+    """Whether a name may be an extended resource (with a domain, `nvidia.com/gpu`)."""
+    return any("/" in name for name in names)
