@@ -164,10 +164,10 @@ class Converter:
 
 class Stream:
     """A ClusterState read one object at a time, for cluster_state_from_stream: each
-    object is converted as it comes (`add`), or comes as a pod read already
-    (`add_pod`, from a reader of its own, e.g. _plain_pod). The pods are completed at
-    the end (`cluster_state`), once all the workloads and priority classes they refer
-    to are known."""
+    object is converted as it comes (`add`), or comes read already by a reader of its
+    own (`add_pod`, `add_workload`: _plain_pod's, _plain_workload's). The pods are
+    completed at the end (`cluster_state`), once all the workloads and priority
+    classes they refer to are known."""
 
     __slots__ = (
         "_classes",
@@ -196,6 +196,11 @@ class Stream:
         """A pod as Converter.pod reads it, in its place in the input."""
         self._position += 1
         self._read_pods.append(read)
+
+    def add_workload(self, workload: _types.Workload) -> None:
+        """A workload as Converter.workload reads it, in its place in the input."""
+        self._position += 1
+        self._workloads.append(workload)
 
     def add(self, obj: Any) -> None:
         """An object (Lists flattened), converted and checked as cluster_state does."""

@@ -23,7 +23,7 @@ import msgspec
 import yaml
 
 from loadaware import gc_freeze
-from loadaware.cluster import _convert, _plain_pod, _types
+from loadaware.cluster import _convert, _plain_pod, _plain_workload, _types
 from loadaware.errors import InputError
 
 _FIRST_CHARACTER = re.compile(r"\S")
@@ -187,6 +187,12 @@ _JSON_LIST = msgspec.json.Decoder(_JsonList)
 _JSON_ITEM = msgspec.json.Decoder(_RawItem)
 _JSON_ANY = msgspec.json.Decoder()
 
+# An item's kind as kubectl writes it, keys in order (apiVersion, then kind), within
+# its first bytes, indented or not.
+_KIND = re.compile(rb'"kind":\s*"([A-Za-z]+)"')
+_KIND_WITHIN = 128
+_WORKLOAD_KINDS = frozenset({b"ReplicaSet", b"Deployment", b"StatefulSet", b"DaemonSet", b"Job"})
+
 
 def _read_item(raw: msgspec.Raw, is_ascii: bool) -> Any:
     """The item as _RawItem, or in full where it has another shape. In full too where
@@ -225,16 +231,26 @@ def _read_json_list(data: bytes) -> _types.ClusterState | None:
         converter = _convert.Converter()
         stream = _convert.Stream(converter)
         pods = _plain_pod.PlainPodReader(converter.reading)
+        workloads = _plain_workload.PlainWorkloadReader(converter.reading).read_json
         for raw in listed.items:
             if not (is_ascii or bytes(raw).isascii()):
                 stream.add(_JSON_ANY.decode(raw))  # see _read_item
                 continue
-            # Most items are pods as the API server writes them, parsed typed and
-            # read without checks (see _plain_pod).
-            read = pods.read_json(raw)
-            if read is not None:
-                stream.add_pod(read)
-                continue
+            # Most items are pods and ReplicaSets as the API server writes them,
+            # parsed typed and read without checks (see _plain_pod); by their kind
+            # as kubectl writes it, a guess which the typed parse checks.
+            kind = _KIND.search(bytes(memoryview(raw)[:_KIND_WITHIN]))
+            if kind is not None:
+                if kind[1] == b"Pod":
+                    read = pods.read_json(raw)
+                    if read is not None:
+                        stream.add_pod(read)
+                        continue
+                elif kind[1] in _WORKLOAD_KINDS:
+                    workload = workloads(raw)
+                    if workload is not None:
+                        stream.add_workload(workload)
+                        continue
             stream.add(_read_item(raw, True))
         return stream.cluster_state()
     except Exception:  # whatever it is, reading the text whole says it as before

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+from collections.abc import Callable
 from typing import Any, TypeAlias
 
 import msgspec
@@ -28,54 +29,54 @@ from loadaware.cluster import _fast, _fields, _selectors, _shared, _types
 from loadaware.errors import InputError
 
 # Every Struct: keys in camelCase as in the API, unknown keys skipped as parsed, not
-# tracked by the cyclic collector (they hold no cycles, and live for one pod).
+# tracked by the cyclic collector (they hold no cycles, and live for one object).
 
 
-class _Struct(msgspec.Struct, rename="camel", gc=False):
+class Struct(msgspec.Struct, rename="camel", gc=False):
     pass
 
 
-class _OwnerReference(_Struct):
+class OwnerReference(Struct):
     kind: str = ""
     name: str = ""
     uid: str = ""
     controller: bool = False
 
 
-class _Metadata(_Struct):
+class _Metadata(Struct):
     name: str = ""
     namespace: str = ""
     uid: str = ""
     labels: dict[str, str] = {}
     annotations: dict[str, str] = {}
-    owner_references: list[_OwnerReference] = []
+    owner_references: list[OwnerReference] = []
     creation_timestamp: str | None = None
     deletion_timestamp: str | None = None
 
 
-class _Port(_Struct):
+class _Port(Struct):
     host_port: int = 0
 
 
-class _Resources(_Struct):
+class _Resources(Struct):
     requests: dict[str, str] = {}
     limits: dict[str, str] = {}
 
 
-class _Container(_Struct):
+class _Container(Struct):
     image: str = ""
     resources: _Resources | None = None
     ports: list[_Port] = []
 
 
-class _Volume(_Struct):
+class _Volume(Struct):
     # Any value but null counts, as in read_pod.
     empty_dir: Any = None
     host_path: Any = None
     persistent_volume_claim: Any = None
 
 
-class _Toleration(_Struct, frozen=True):
+class _Toleration(Struct, frozen=True):
     # Frozen, so hashable: a pod's list is looked up whole (see _tolerations).
     key: str = ""
     operator: str = ""
@@ -83,7 +84,7 @@ class _Toleration(_Struct, frozen=True):
     effect: str = ""
 
 
-class _Spec(_Struct):
+class _Spec(Struct):
     containers: list[_Container] = []
     init_containers: list[Any] = []
     volumes: list[_Volume] = []
@@ -102,32 +103,32 @@ class _Spec(_Struct):
     overhead: Any = None
 
 
-class _Condition(_Struct):
+class _Condition(Struct):
     type: str = ""
     status: str = ""
 
 
-class _Waiting(_Struct):
+class _Waiting(Struct):
     reason: str = ""
 
 
-class _Terminated(_Struct):
+class _Terminated(Struct):
     reason: str = ""
     exit_code: int | None = None
 
 
-class _State(_Struct):
+class _State(Struct):
     waiting: _Waiting | None = None
     terminated: _Terminated | None = None
 
 
-class _ContainerStatus(_Struct):
+class _ContainerStatus(Struct):
     name: str = ""
     restart_count: int = 0
     state: _State | None = None
 
 
-class _Status(_Struct):
+class _Status(Struct):
     phase: str = ""
     conditions: list[_Condition] = []
     qos_class: str = ""
@@ -137,7 +138,7 @@ class _Status(_Struct):
     init_container_statuses: list[_ContainerStatus] = []
 
 
-class PlainPod(_Struct):
+class PlainPod(Struct):
     api_version: str = ""
     kind: str = ""
     metadata: _Metadata | None = None
@@ -146,11 +147,6 @@ class PlainPod(_Struct):
 
 
 _DECODER = msgspec.json.Decoder(PlainPod)
-
-# A pod's kind, as kubectl writes it (keys in order: apiVersion, then kind) within the
-# first bytes of the item, indented or not: what is only a guess, which parsing checks.
-_POD_KIND = b'"Pod"'
-_KIND_WITHIN = 128
 
 # Resource names containers commonly request, none an extended resource (as in _fast).
 _NO_DOMAIN = frozenset({"cpu", "memory", "ephemeral-storage"})
@@ -178,8 +174,6 @@ class PlainPodReader:
         """The pod in this JSON text (bytes, or a msgspec.Raw), as read_pod reads it;
         None for a pod read_pod must read, and for any other object. ASCII text only:
         msgspec checks the UTF-8 only of the parts it parses (see _file)."""
-        if _POD_KIND not in bytes(memoryview(text)[:_KIND_WITHIN]):
-            return None  # not a pod, or not as kubectl writes one
         try:
             return self.read(_DECODER.decode(text))
         except msgspec.ValidationError:
@@ -237,7 +231,7 @@ class PlainPodReader:
                 if port.host_port:
                     raise _fast.NotPlainError  # host ports: read_pod reads them
 
-        owner, other_owners = self._owners(meta.owner_references)
+        owner, other_owners = owners(meta.owner_references, reading.owner_ref)
         has_local_storage = has_pvc = False
         for volume in spec.volumes:
             if volume.empty_dir is not None or volume.host_path is not None:
@@ -338,30 +332,6 @@ class PlainPodReader:
         )
         return pod, priority is None
 
-    def _owners(
-        self, refs: list[_OwnerReference]
-    ) -> tuple[_types.OwnerRef | None, tuple[_types.OwnerRef, ...]]:
-        """As _objects.owners_of: the controller reference, else the first; the others."""
-        if not refs:
-            return None, ()
-        owner_ref = self._reading.owner_ref
-        if len(refs) == 1:
-            ref = refs[0]
-            if not ref.kind or not ref.name:
-                raise _fast.NotPlainError  # refused by read_pod
-            return owner_ref(ref.kind, ref.name, ref.uid), ()
-        chosen = 0
-        for i, ref in enumerate(refs):
-            if ref.controller:
-                chosen = i
-                break
-        read = []
-        for ref in refs:
-            if not ref.kind or not ref.name:
-                raise _fast.NotPlainError
-            read.append(owner_ref(ref.kind, ref.name, ref.uid))
-        return read[chosen], tuple(read[:chosen] + read[chosen + 1 :])
-
     def _tolerations_of(self, items: list[_Toleration]) -> tuple[_types.Toleration, ...]:
         if not items:
             return ()
@@ -393,6 +363,31 @@ class PlainPodReader:
                 raise _fast.NotPlainError from None  # refused by read_pod
             _shared.keep(self._timestamps, text, moment)
         return moment
+
+
+def owners(
+    refs: list[OwnerReference], owner_ref: Callable[[str, str, str], _types.OwnerRef]
+) -> tuple[_types.OwnerRef | None, tuple[_types.OwnerRef, ...]]:
+    """As _objects.owners_of: the controller reference, else the first; the others,
+    in their order. NotPlainError where owners_of refuses one."""
+    if not refs:
+        return None, ()
+    if len(refs) == 1:
+        ref = refs[0]
+        if not ref.kind or not ref.name:
+            raise _fast.NotPlainError
+        return owner_ref(ref.kind, ref.name, ref.uid), ()
+    chosen = 0
+    for i, ref in enumerate(refs):
+        if ref.controller:
+            chosen = i
+            break
+    read = []
+    for ref in refs:
+        if not ref.kind or not ref.name:
+            raise _fast.NotPlainError
+        read.append(owner_ref(ref.kind, ref.name, ref.uid))
+    return read[chosen], tuple(read[:chosen] + read[chosen + 1 :])
 
 
 def _container_status(

@@ -376,6 +376,10 @@ class Workload:
         return f"{self.kind}/{self.namespace}/{self.name}"
 
 
+# Workload(...) for readers of many workloads (a ReplicaSet per rollout); every field is given.
+new_workload: Callable[..., Workload] = _slot_setting_constructor(Workload)
+
+
 @dataclass(frozen=True, kw_only=True)
 class ClusterState:
     nodes: tuple[Node, ...]

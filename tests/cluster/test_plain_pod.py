@@ -1,4 +1,5 @@
-"""Pods parsed typed and read without checks (_plain_pod) read as the checked reader reads them.
+"""Pods and workloads parsed typed and read without checks (_plain_pod,
+_plain_workload) read as the checked readers read them.
 
 Covered (Hypothesis): generated Pod objects, as the API server writes them and
 malformed anywhere (test_pod_reading's, with affinity, topology spread, node
@@ -9,6 +10,8 @@ the plain reader leaves to it; one reader for every example, as for every pod of
 one load. Pods as the API server writes them, compact or indented as kubectl
 prints them, are read the plain way; a file of such pods loads as its objects
 convert, and an odd pod among them still gets the file refused naming it.
+Workloads of every kind read as one, as the API server writes them and
+malformed, read as _objects.read_workload reads them, or not at all.
 """
 
 from __future__ import annotations
@@ -26,7 +29,10 @@ from hypothesis import strategies as st
 from loadaware.cluster import (
     _convert,
     _fast,
+    _file,
+    _objects,
     _plain_pod,
+    _plain_workload,
     _pod,
     _reading,
     cluster_state_from_objects,
@@ -447,3 +453,93 @@ def test_an_odd_pod_among_plain_ones_is_refused_by_name(tmp_path: pathlib.Path) 
     path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
     with pytest.raises(InputError, match=r"Pod shop/web-1: spec\.containers\[0\]"):
         load_cluster_file(path)
+
+
+WORKLOAD = st.fixed_dictionaries(
+    {
+        "kind": st.sampled_from(["ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "Job"]),
+        "metadata": st.fixed_dictionaries(
+            {"name": st.sampled_from(["web", "web-7d9f"])},
+            optional={
+                "namespace": st.sampled_from(["shop", ""]),
+                "uid": maybe_wrong(st.just("u-1")),
+                "ownerReferences": maybe_wrong(st.lists(maybe_wrong(OWNER), max_size=2)),
+            },
+        ),
+    },
+    optional={
+        "spec": maybe_wrong(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "replicas": maybe_wrong(st.integers(0, 3)),
+                    "selector": maybe_wrong(SELECTOR),
+                    "template": st.just({"metadata": {"labels": {"app": "web"}}}),
+                },
+            )
+        ),
+        "status": maybe_wrong(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "desiredNumberScheduled": maybe_wrong(st.integers(0, 3)),
+                    "replicas": maybe_wrong(st.integers(0, 3)),
+                },
+            )
+        ),
+    },
+)
+
+
+@st.composite
+def workloads(draw: st.DrawFn) -> dict[str, Any]:
+    """WORKLOAD, mostly in its kind's API group."""
+    raw = dict(draw(WORKLOAD))
+    right = "batch/v1" if raw["kind"] == "Job" else "apps/v1"
+    raw["apiVersion"] = draw(st.sampled_from([right, right, right, "v1", "example.com/v1"]))
+    return raw
+
+
+# One for every example (see the module).
+PLAIN_WORKLOADS = _plain_workload.PlainWorkloadReader(_fast.FastReading())
+
+
+def checked_workload(raw: Any) -> Any:
+    """read_workload; None where it refuses the object or does not read it as a workload."""
+    try:
+        read_as = _convert._read_as(raw, 1)
+        if read_as is None or read_as[0] != _convert._WORKLOAD:
+            return None
+        return _objects.read_workload(raw, read_as[1], _reading.CheckedReading())
+    except InputError:
+        return None
+
+
+@settings(max_examples=1500, deadline=None)
+@given(workloads())
+@example(
+    {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {
+            "name": "web-7d9f",
+            "namespace": "shop",
+            "uid": "u-1",
+            "ownerReferences": [
+                {"kind": "Deployment", "name": "web", "uid": "u-0", "controller": True}
+            ],
+        },
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}},
+        "status": {"replicas": 3},
+    }
+)
+def test_the_plain_reader_reads_every_workload_as_the_checked_one(raw: dict[str, Any]) -> None:
+    plain = PLAIN_WORKLOADS.read_json(msgspec.json.encode(raw))
+    assert plain is None or plain == checked_workload(msgspec.json.decode(msgspec.json.encode(raw)))
+
+
+def test_the_plain_reader_reads_every_kind_read_as_a_workload() -> None:
+    assert {
+        (group, kind) for kind, group in _plain_workload._GROUP_OF_KIND.items()
+    } == _convert._WORKLOAD_KINDS
+    assert {kind.encode() for kind in _plain_workload._GROUP_OF_KIND} == _file._WORKLOAD_KINDS
