@@ -239,7 +239,7 @@ def _read_json_list(data: bytes) -> _types.ClusterState | None:
             # Most items are pods and ReplicaSets as the API server writes them,
             # parsed typed and read without checks (see _plain_pod); by their kind
             # as kubectl writes it, a guess which the typed parse checks.
-            kind = _KIND.search(bytes(memoryview(raw)[:_KIND_WITHIN]))
+            kind = _KIND.search(raw, 0, _KIND_WITHIN)
             if kind is not None:
                 if kind[1] == b"Pod":
                     read = pods.read_json(raw)

@@ -25,7 +25,7 @@ import msgspec
 
 from loadaware import policy
 from loadaware import quantity as _quantity
-from loadaware.cluster import _fast, _fields, _selectors, _shared, _types
+from loadaware.cluster import _fast, _fields, _plain_affinity, _selectors, _shared, _types
 from loadaware.errors import InputError
 
 # Every Struct: keys in camelCase as in the API, unknown keys skipped as parsed, not
@@ -96,7 +96,7 @@ class _Spec(Struct):
     node_selector: dict[str, str] = {}
     resource_claims: list[Any] = []
     # Read by the checked readers, as parsed (rare, or not worth a Struct).
-    affinity: Any = None
+    affinity: _plain_affinity.PlainAffinity | None = None
     topology_spread_constraints: Any = None
     # Any value makes the pod one for read_pod (see the module).
     resources: Any = None
@@ -242,39 +242,19 @@ class PlainPodReader:
         affinity = spec.affinity
         spread = spec.topology_spread_constraints
         r = _fields.FieldReader("Pod", name, namespace) if affinity or spread else None
-        if affinity and r is not None:
-            # As read_pod reads them, with the checks: rare, and not alike from pod to pod.
-            affinity = r.mapping(affinity, "spec.affinity")
-            node_affinity = _selectors.required_node_affinity(r, affinity)
-            preferred_node_affinity = _selectors.preferred_node_affinity(r, affinity)
-            pod_affinity = _selectors.pod_affinity_terms(r, affinity, "podAffinity")
-            pod_anti_affinity = _selectors.pod_affinity_terms(r, affinity, "podAntiAffinity")
-            preferred_pod_affinity = _selectors.weighted_pod_affinity_terms(
-                r, affinity, "podAffinity"
-            )
-            preferred_pod_anti_affinity = _selectors.weighted_pod_affinity_terms(
-                r, affinity, "podAntiAffinity"
-            )
+        if affinity is not None and r is not None:
+            read_affinity = _plain_affinity.read_affinity(affinity, r)
         else:
-            node_affinity, pod_affinity, pod_anti_affinity = (), (), ()
-            preferred_node_affinity = ()
-            preferred_pod_affinity = preferred_pod_anti_affinity = ()
+            read_affinity = _plain_affinity.NO_AFFINITY
         if spread and r is not None:
+            # As read_pod reads them, with the checks: rare, and not alike from pod to pod.
             spread_constraints = _selectors.spread_constraints(
                 r, {"topologySpreadConstraints": spread}, labels
             )
         else:
             spread_constraints = ()
 
-        status_of = reading.status_of
-        container_statuses = []
-        for entry in status.init_container_statuses:
-            container_statuses.append(_container_status(status_of, entry, True))
-        restart_count = 0
-        for entry in status.container_statuses:
-            container_status = _container_status(status_of, entry, False)
-            restart_count += container_status.restart_count
-            container_statuses.append(container_status)
+        container_statuses, restart_count = self._container_statuses(status)
 
         ready = False
         for condition in status.conditions:
@@ -288,49 +268,61 @@ class PlainPodReader:
             images = tuple([container.image for container in containers])
 
         priority = spec.priority
+        # Every field of the Pod in its order (see _types.new_pod), as read_pod gives
+        # them by name: for many pods, matching 41 keywords costs more than the reading.
         pod = _types.new_pod(
-            namespace=namespace,
-            name=name,
-            uid=meta.uid,
-            node_name=spec.node_name or None,
-            scheduler_name=spec.scheduler_name or policy.DEFAULT_SCHEDULER_NAME,
-            phase=status.phase or "Pending",
-            ready=ready,
-            labels=labels,
-            annotations=annotations,
-            owner=owner,
-            other_owners=other_owners,
-            workload=None,  # set by _convert._complete_pod, as is owner_selector
-            owner_selector=None,
-            cpu_request_millicores=_quantity.nanos_to_millicores(cpu),
-            memory_request_bytes=_quantity.nanos_to_units(memory),
-            extended_requests={},
-            priority=0 if priority is None else priority,
-            priority_class_name=spec.priority_class_name,
-            qos_class=status.qos_class,
-            creation_timestamp=self._timestamp(meta.creation_timestamp),
-            deletion_timestamp=self._timestamp(meta.deletion_timestamp),
-            restart_count=restart_count,
-            has_local_storage=has_local_storage,
-            has_pvc=has_pvc,
-            has_resource_claims=bool(spec.resource_claims),
-            is_mirror="kubernetes.io/config.mirror" in annotations,
-            tolerations=self._tolerations_of(spec.tolerations),
-            node_selector=spec.node_selector,
-            required_node_affinity=node_affinity,
-            required_pod_affinity=pod_affinity,
-            required_pod_anti_affinity=pod_anti_affinity,
-            host_ports=(),
-            preferred_node_affinity=preferred_node_affinity,
-            preferred_pod_affinity=preferred_pod_affinity,
-            preferred_pod_anti_affinity=preferred_pod_anti_affinity,
-            topology_spread_constraints=spread_constraints,
-            start_time=self._timestamp(status.start_time),
-            status_reason=status.reason,
-            container_statuses=tuple(container_statuses),
-            container_images=reading.images_of(images),
+            namespace,
+            name,
+            meta.uid,
+            spec.node_name or None,  # node_name
+            spec.scheduler_name or policy.DEFAULT_SCHEDULER_NAME,  # the API server's default
+            status.phase or "Pending",  # the API server starts every pod so
+            ready,
+            labels,
+            annotations,
+            owner,
+            other_owners,
+            None,  # workload: set by _convert._complete_pod, as is owner_selector
+            None,  # owner_selector
+            _quantity.nanos_to_millicores(cpu),  # cpu_request_millicores
+            _quantity.nanos_to_units(memory),  # memory_request_bytes
+            {},  # extended_requests: none, or not a plain pod
+            0 if priority is None else priority,  # priority: the class's where not set
+            spec.priority_class_name,
+            status.qos_class,
+            self._timestamp(meta.creation_timestamp),  # creation_timestamp
+            self._timestamp(meta.deletion_timestamp),  # deletion_timestamp
+            restart_count,
+            has_local_storage,
+            has_pvc,
+            bool(spec.resource_claims),  # has_resource_claims
+            "kubernetes.io/config.mirror" in annotations,  # is_mirror
+            self._tolerations_of(spec.tolerations),  # tolerations
+            spec.node_selector,
+            *read_affinity[:3],  # required node affinity, pod affinity and anti-affinity
+            (),  # host_ports: none, or not a plain pod
+            *read_affinity[3:],  # preferred node affinity, pod affinity and anti-affinity
+            spread_constraints,  # topology_spread_constraints
+            self._timestamp(status.start_time),  # start_time
+            status.reason,  # status_reason
+            container_statuses,
+            reading.images_of(images),  # container_images
         )
         return pod, priority is None
+
+    def _container_statuses(
+        self, status: _Status
+    ) -> tuple[tuple[_types.ContainerStatus, ...], int]:
+        """As CheckedReading.container_statuses (init containers first), and the pod's
+        restart count: its containers' (not its init containers')."""
+        status_of = self._reading.status_of
+        read = [_container_status(status_of, e, True) for e in status.init_container_statuses]
+        restart_count = 0
+        for entry in status.container_statuses:
+            container_status = _container_status(status_of, entry, False)
+            restart_count += container_status.restart_count
+            read.append(container_status)
+        return tuple(read), restart_count
 
     def _tolerations_of(self, items: list[_Toleration]) -> tuple[_types.Toleration, ...]:
         if not items:

@@ -315,8 +315,9 @@ class Pod:
 
 def _slot_setting_constructor(cls: type[_T]) -> Callable[..., _T]:
     """A constructor of the frozen, slotted dataclass `cls` that takes every init field
-    by keyword, none defaulted, and builds what cls(...) builds in 60% of the time
-    (Pod: 7.7 µs instead of 12.6 µs, keywords passed included).
+    by keyword (or all in field order), none defaulted, and builds what cls(...) builds
+    in 60% of the time (Pod: 7.7 µs instead of 12.6 µs, keywords passed included; in
+    field order, matching 41 keywords is saved too, 1.4 µs).
 
     A frozen dataclass's __init__ sets each field through object.__setattr__, which
     looks the slot up again for every field; this sets each slot through its own
@@ -326,7 +327,7 @@ def _slot_setting_constructor(cls: type[_T]) -> Callable[..., _T]:
     scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
     scope.update({f"_set_{name}": vars(cls)[name].__set__ for name in names})
     source = (
-        f"def construct(*, {', '.join(names)}):\n"
+        f"def construct({', '.join(names)}):\n"
         "    built = _new(_cls)\n"
         + "".join(f"    _set_{name}(built, {name})\n" for name in names)
         + ("    built.__post_init__()\n" if hasattr(cls, "__post_init__") else "")

@@ -17,6 +17,7 @@ malformed, read as _objects.read_workload reads them, or not at all.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import pathlib
 from typing import Any
@@ -35,6 +36,7 @@ from loadaware.cluster import (
     _plain_workload,
     _pod,
     _reading,
+    _types,
     cluster_state_from_objects,
     load_cluster_file,
 )
@@ -71,34 +73,77 @@ SELECTOR = st.fixed_dictionaries(
         ),
     },
 )
+NODE_TERM = st.fixed_dictionaries(
+    {},
+    optional={
+        "matchFields": maybe_wrong(
+            st.just([{"key": "metadata.name", "operator": "In", "values": ["node-a"]}])
+        ),
+        "matchExpressions": maybe_wrong(
+            st.lists(
+                st.fixed_dictionaries(
+                    {
+                        "key": maybe_wrong(st.sampled_from(["zone", ""])),
+                        "operator": maybe_wrong(st.sampled_from(["In", "Gt", "Near"])),
+                    },
+                    optional={"values": maybe_wrong(st.just(["a", "b"]))},
+                ),
+                max_size=2,
+            )
+        ),
+    },
+)
 AFFINITY = st.fixed_dictionaries(
     {},
     optional={
         "nodeAffinity": st.fixed_dictionaries(
             {
                 "requiredDuringSchedulingIgnoredDuringExecution": st.fixed_dictionaries(
-                    {
-                        "nodeSelectorTerms": maybe_wrong(
-                            st.lists(
-                                st.fixed_dictionaries(
+                    {"nodeSelectorTerms": maybe_wrong(st.lists(NODE_TERM, max_size=2))}
+                )
+            },
+            optional={
+                "preferredDuringSchedulingIgnoredDuringExecution": maybe_wrong(
+                    st.lists(
+                        st.fixed_dictionaries(
+                            {"weight": maybe_wrong(st.integers(0, 2)), "preference": NODE_TERM}
+                        ),
+                        max_size=1,
+                    )
+                )
+            },
+        ),
+        "podAffinity": st.fixed_dictionaries(
+            {},
+            optional={
+                "requiredDuringSchedulingIgnoredDuringExecution": maybe_wrong(
+                    st.lists(
+                        st.fixed_dictionaries(
+                            {
+                                "topologyKey": st.just("topology.kubernetes.io/zone"),
+                                "labelSelector": SELECTOR,
+                            }
+                        ),
+                        max_size=1,
+                    )
+                ),
+                "preferredDuringSchedulingIgnoredDuringExecution": maybe_wrong(
+                    st.lists(
+                        st.fixed_dictionaries(
+                            {
+                                "weight": maybe_wrong(st.integers(0, 2)),
+                                "podAffinityTerm": st.fixed_dictionaries(
                                     {
-                                        "matchFields": st.just(
-                                            [
-                                                {
-                                                    "key": "metadata.name",
-                                                    "operator": "In",
-                                                    "values": ["node-a"],
-                                                }
-                                            ]
-                                        )
+                                        "topologyKey": maybe_wrong(st.just("zone")),
+                                        "labelSelector": SELECTOR,
                                     }
                                 ),
-                                max_size=1,
-                            )
-                        )
-                    }
-                )
-            }
+                            }
+                        ),
+                        max_size=1,
+                    )
+                ),
+            },
         ),
         "podAntiAffinity": st.fixed_dictionaries(
             {
@@ -543,3 +588,18 @@ def test_the_plain_reader_reads_every_kind_read_as_a_workload() -> None:
         (group, kind) for kind, group in _plain_workload._GROUP_OF_KIND.items()
     } == _convert._WORKLOAD_KINDS
     assert {kind.encode() for kind in _plain_workload._GROUP_OF_KIND} == _file._WORKLOAD_KINDS
+
+
+def test_the_plain_reader_gives_the_pod_fields_in_their_order() -> None:
+    # It calls _types.new_pod with every field in this order, not by name (see _plain_pod).
+    assert [f.name for f in dataclasses.fields(_types.Pod) if f.init] == [
+        "namespace", "name", "uid", "node_name", "scheduler_name", "phase", "ready",
+        "labels", "annotations", "owner", "other_owners", "workload", "owner_selector",
+        "cpu_request_millicores", "memory_request_bytes", "extended_requests", "priority",
+        "priority_class_name", "qos_class", "creation_timestamp", "deletion_timestamp",
+        "restart_count", "has_local_storage", "has_pvc", "has_resource_claims", "is_mirror",
+        "tolerations", "node_selector", "required_node_affinity", "required_pod_affinity",
+        "required_pod_anti_affinity", "host_ports", "preferred_node_affinity",
+        "preferred_pod_affinity", "preferred_pod_anti_affinity", "topology_spread_constraints",
+        "start_time", "status_reason", "container_statuses", "container_images",
+    ]  # fmt: skip
