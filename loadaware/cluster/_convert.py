@@ -165,7 +165,7 @@ class Converter:
 class Stream:
     """A ClusterState read one object at a time, for cluster_state_from_stream: each
     object is converted as it comes (`add`), or comes read already by a reader of its
-    own (`add_pod`, `add_workload`: _plain_pod's, _plain_workload's). The pods are
+    own (`add_pod`, `add_workload`, `add_node`: the _plain_* readers). The pods are
     completed at the end (`cluster_state`), once all the workloads and priority
     classes they refer to are known."""
 
@@ -201,6 +201,11 @@ class Stream:
         """A workload as Converter.workload reads it, in its place in the input."""
         self._position += 1
         self._workloads.append(workload)
+
+    def add_node(self, node: _types.Node) -> None:
+        """A node as Converter.node reads it, in its place in the input."""
+        self._position += 1
+        self._nodes.append(node)
 
     def add(self, obj: Any) -> None:
         """An object (Lists flattened), converted and checked as cluster_state does."""

@@ -23,7 +23,7 @@ import msgspec
 import yaml
 
 from loadaware import gc_freeze
-from loadaware.cluster import _convert, _plain_pod, _plain_workload, _types
+from loadaware.cluster import _convert, _plain_node, _plain_pod, _plain_workload, _types
 from loadaware.errors import InputError
 
 _FIRST_CHARACTER = re.compile(r"\S")
@@ -232,6 +232,7 @@ def _read_json_list(data: bytes) -> _types.ClusterState | None:
         stream = _convert.Stream(converter)
         pods = _plain_pod.PlainPodReader(converter.reading)
         workloads = _plain_workload.PlainWorkloadReader(converter.reading).read_json
+        nodes = _plain_node.PlainNodeReader().read_json
         for raw in listed.items:
             if not (is_ascii or bytes(raw).isascii()):
                 stream.add(_JSON_ANY.decode(raw))  # see _read_item
@@ -250,6 +251,11 @@ def _read_json_list(data: bytes) -> _types.ClusterState | None:
                     workload = workloads(raw)
                     if workload is not None:
                         stream.add_workload(workload)
+                        continue
+                elif kind[1] == b"Node":
+                    node = nodes(raw)
+                    if node is not None:
+                        stream.add_node(node)
                         continue
             stream.add(_read_item(raw, True))
         return stream.cluster_state()

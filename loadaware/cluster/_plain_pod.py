@@ -168,7 +168,7 @@ class PlainPodReader:
         self._reading = reading
         self._timestamps: dict[str, datetime.datetime] = {}
         self._tolerations: dict[tuple[_Toleration, ...], tuple[_types.Toleration, ...]] = {}
-        self._nanos = functools.lru_cache(maxsize=_shared.KEPT)(_text_nanos)
+        self._nanos = functools.lru_cache(maxsize=_shared.KEPT)(text_nanos)
 
     def read_json(self, text: Any) -> ReadPod | None:
         """The pod in this JSON text (bytes, or a msgspec.Raw), as read_pod reads it;
@@ -402,7 +402,7 @@ def _container_status(
     return result
 
 
-def _text_nanos(text: str) -> int:
+def text_nanos(text: str) -> int:
     """As FieldReader.nanos, NotPlainError where that refuses the quantity."""
     try:
         amount = _quantity.to_nanos(text)

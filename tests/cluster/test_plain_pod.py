@@ -1,5 +1,5 @@
-"""Pods and workloads parsed typed and read without checks (_plain_pod,
-_plain_workload) read as the checked readers read them.
+"""Pods, workloads and nodes parsed typed and read without checks (_plain_pod,
+_plain_workload, _plain_node) read as the checked readers read them.
 
 Covered (Hypothesis): generated Pod objects, as the API server writes them and
 malformed anywhere (test_pod_reading's, with affinity, topology spread, node
@@ -11,7 +11,8 @@ one load. Pods as the API server writes them, compact or indented as kubectl
 prints them, are read the plain way; a file of such pods loads as its objects
 convert, and an odd pod among them still gets the file refused naming it.
 Workloads of every kind read as one, as the API server writes them and
-malformed, read as _objects.read_workload reads them, or not at all.
+malformed, read as _objects.read_workload reads them, or not at all; so do
+nodes, as _objects.read_node reads them.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from loadaware.cluster import (
     _fast,
     _file,
     _objects,
+    _plain_node,
     _plain_pod,
     _plain_workload,
     _pod,
@@ -44,6 +46,7 @@ from loadaware.errors import InputError
 from tests.cluster.test_pod_reading import (
     LABELS,
     POD,
+    QUANTITY,
     RESOURCES,
     TIMESTAMP,
     WRONG,
@@ -603,3 +606,105 @@ def test_the_plain_reader_gives_the_pod_fields_in_their_order() -> None:
         "preferred_pod_affinity", "preferred_pod_anti_affinity", "topology_spread_constraints",
         "start_time", "status_reason", "container_statuses", "container_images",
     ]  # fmt: skip
+
+
+QUANTITIES_OF_NODE = st.fixed_dictionaries(
+    {},
+    optional={
+        name: maybe_wrong(QUANTITY)
+        for name in ("cpu", "memory", "pods", "nvidia.com/gpu", "ephemeral-storage")
+    },
+)
+ALLOCATABLE = st.fixed_dictionaries(
+    {"cpu": maybe_wrong(QUANTITY), "memory": maybe_wrong(QUANTITY)},
+    optional={name: maybe_wrong(QUANTITY) for name in ("pods", "nvidia.com/gpu")},
+)
+NODE = st.fixed_dictionaries(
+    {
+        "apiVersion": st.sampled_from(["v1", "v1", "v1", "example.com/v1"]),
+        "kind": st.just("Node"),
+        "metadata": st.fixed_dictionaries(
+            {"name": st.sampled_from(["worker-a", "worker-b"])},
+            optional={"uid": maybe_wrong(st.just("n-1")), "labels": maybe_wrong(LABELS)},
+        ),
+    },
+    optional={
+        "spec": maybe_wrong(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "unschedulable": maybe_wrong(st.booleans()),
+                    "taints": maybe_wrong(
+                        st.lists(
+                            st.fixed_dictionaries(
+                                {
+                                    "key": maybe_wrong(st.just("dedicated")),
+                                    "effect": maybe_wrong(
+                                        st.sampled_from(["NoSchedule", "NoExecute", "Sometimes"])
+                                    ),
+                                },
+                                optional={"value": maybe_wrong(st.just("gpu"))},
+                            ),
+                            max_size=2,
+                        )
+                    ),
+                },
+            )
+        ),
+        "status": maybe_wrong(
+            st.fixed_dictionaries(
+                {"allocatable": maybe_wrong(ALLOCATABLE)},
+                optional={
+                    "capacity": maybe_wrong(QUANTITIES_OF_NODE),
+                    "conditions": maybe_wrong(
+                        st.lists(
+                            st.fixed_dictionaries(
+                                {
+                                    "type": maybe_wrong(st.sampled_from(["Ready", "DiskPressure"])),
+                                    "status": maybe_wrong(st.sampled_from(["True", "False"])),
+                                }
+                            ),
+                            max_size=2,
+                        )
+                    ),
+                    "images": maybe_wrong(
+                        st.lists(
+                            st.fixed_dictionaries(
+                                {},
+                                optional={
+                                    "names": maybe_wrong(st.just(["web:1", "web@sha256:0"])),
+                                    "sizeBytes": maybe_wrong(st.sampled_from([0, 1000])),
+                                },
+                            ),
+                            max_size=2,
+                        )
+                    ),
+                },
+            )
+        ),
+    },
+)
+
+# One for every example (see the module).
+PLAIN_NODES = _plain_node.PlainNodeReader()
+
+
+def checked_node(raw: Any) -> Any:
+    """read_node; None where it refuses the object or does not read it as a node."""
+    try:
+        read_as = _convert._read_as(raw, 1)
+        if read_as is None or read_as[0] != ("", "Node"):
+            return None
+        return _objects.read_node(raw, read_as[1], _reading.CheckedReading())
+    except InputError:
+        return None
+
+
+@settings(max_examples=1500, deadline=None)
+@given(NODE)
+@example(json.loads((DATA / "cluster.json").read_text())["items"][0])
+def test_the_plain_reader_reads_every_node_as_the_checked_one(raw: dict[str, Any]) -> None:
+    text = msgspec.json.encode(raw)
+    for _ in range(2):  # again, with the images it kept
+        plain = PLAIN_NODES.read_json(text)
+        assert plain is None or plain == checked_node(msgspec.json.decode(text))
