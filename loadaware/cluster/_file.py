@@ -8,7 +8,10 @@ far more likely a failed dump than an empty cluster.
 A dump of a large cluster (150,000 pods) is hundreds of megabytes, and YAML
 parsing would take minutes. A JSON List, what `kubectl get -o json` prints, is
 read one item at a time with msgspec, keeping only the parts of each item that
-are converted (see _read_json_list); any other JSON with the json module.
+are converted (see _read_json_list); any other JSON with the json module. Its
+pods, workloads and nodes as the API server writes them are parsed into typed
+Structs and read without checks (_plain_pod, _plain_workload, _plain_node), the
+other items as before.
 """
 
 from __future__ import annotations
