@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import codecs
 import json
+import mmap
 import os
 import re
-from typing import Any, TypedDict
+from typing import Any, BinaryIO, TypedDict
 
 import msgspec
 import yaml
@@ -40,7 +41,9 @@ def load_cluster_file(path: str | os.PathLike[str]) -> _types.ClusterState:
     name = os.fspath(path)
     try:
         with open(name, "rb") as stream:
-            data = stream.read()
+            data = _mapped(stream)
+            if data is None:
+                data = stream.read()
     except OSError as exc:
         raise InputError(
             f"cannot read cluster file {name}: {exc.strerror or exc}",
@@ -51,7 +54,7 @@ def load_cluster_file(path: str | os.PathLike[str]) -> _types.ClusterState:
         state = _read_json_list(data)
         if state is None:
             try:
-                text = data.decode("utf-8-sig")
+                text = bytes(data).decode("utf-8-sig")
             except UnicodeDecodeError as exc:
                 raise InputError(f"{name}: not UTF-8 text (byte {exc.start})") from exc
             del data  # a large dump is hundreds of megabytes: hold one copy at a time
@@ -68,6 +71,43 @@ def load_cluster_file(path: str | os.PathLike[str]) -> _types.ClusterState:
             del documents
         gc_freeze.age_built_objects()
     return state
+
+
+def _mapped(stream: BinaryIO) -> mmap.mmap | None:
+    """The file's bytes mapped into memory, all read in at once; None where it cannot
+    be mapped (an empty file, a pipe). A dump is hundreds of megabytes: read into a
+    buffer, each page of it is faulted in and copied, a fifth of the load's time. As
+    with any mapped file, one truncated while it is read stops the process (SIGBUS)."""
+    try:
+        return mmap.mmap(
+            stream.fileno(),
+            0,
+            flags=mmap.MAP_PRIVATE | getattr(mmap, "MAP_POPULATE", 0),
+            prot=mmap.PROT_READ,
+        )
+    except (OSError, ValueError):
+        return None
+
+
+def _is_ascii(data: bytes | mmap.mmap) -> bool:
+    """bytes.isascii, for a mapped file too: a slice at a time, not a copy of it all."""
+    if isinstance(data, bytes):
+        return data.isascii()
+    view, chunk = memoryview(data), bytearray(_ASCII_CHUNK)
+    try:
+        for start in range(0, len(view), _ASCII_CHUNK):
+            part = view[start : start + _ASCII_CHUNK]
+            if len(part) < _ASCII_CHUNK:
+                return bytes(part).isascii()
+            chunk[:] = part
+            if not chunk.isascii():
+                return False
+        return True
+    finally:
+        view.release()
+
+
+_ASCII_CHUNK = 1 << 24
 
 
 class _JsonList(msgspec.Struct):
@@ -209,7 +249,7 @@ def _read_item(raw: msgspec.Raw, is_ascii: bool) -> Any:
     return _JSON_ANY.decode(raw)
 
 
-def _read_json_list(data: bytes) -> _types.ClusterState | None:
+def _read_json_list(data: bytes | mmap.mmap) -> _types.ClusterState | None:
     """The cluster in a file that is one JSON `*List` object, its items parsed and
     converted one at a time: each raw item is freed before the next is parsed.
     Parsed whole, a dump of 150,000 pods is gigabytes of objects alive at once;
@@ -225,12 +265,12 @@ def _read_json_list(data: bytes) -> _types.ClusterState | None:
     checks them (the file's encoding, its JSON or YAML error, else the first bad
     object kind by kind). Where nothing is wrong, both ways give the same ClusterState.
     """
-    start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    start = len(codecs.BOM_UTF8) if data[: len(codecs.BOM_UTF8)] == codecs.BOM_UTF8 else 0
     try:
         listed = _JSON_LIST.decode(memoryview(data)[start:])
         if not listed.kind.endswith("List"):
             return None  # _convert.iter_objects would not flatten it
-        is_ascii = data.isascii()
+        is_ascii = _is_ascii(data)
         converter = _convert.Converter()
         stream = _convert.Stream(converter)
         pods = _plain_pod.PlainPodReader(converter.reading)
