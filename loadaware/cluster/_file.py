@@ -78,6 +78,8 @@ def _mapped(stream: BinaryIO) -> mmap.mmap | None:
     be mapped (an empty file, a pipe). A dump is hundreds of megabytes: read into a
     buffer, each page of it is faulted in and copied, a fifth of the load's time. As
     with any mapped file, one truncated while it is read stops the process (SIGBUS)."""
+    if not hasattr(mmap, "MAP_PRIVATE"):
+        return None  # not a POSIX system
     try:
         return mmap.mmap(
             stream.fileno(),
