@@ -148,53 +148,105 @@ class Converter:
     def cluster_state_from_stream(self, objects: Iterable[Any]) -> _types.ClusterState:
         """cluster_state for objects best freed as soon as read (a large dump parsed
         one object at a time): each is converted as it comes, and only what it was
-        converted to is kept. The pods are completed at the end, once all the
-        workloads and priority classes they refer to are known.
+        converted to is kept (see Stream).
 
         A bad input raises, but not necessarily the error cluster_state reports,
         which checks kind after kind rather than in input order: a caller that
         reports the error asks that one again. Where nothing is wrong, both check
         the same objects the same way, and give the same ClusterState.
         """
-        namespaces: list[tuple[str, dict[str, str]]] = []
-        classes: list[tuple[str, int]] = []
-        default_priority: int | None = None
-        workloads: list[_types.Workload] = []
-        nodes: list[_types.Node] = []
-        read_pods: list[tuple[_types.Pod, bool]] = []
-        pdbs: list[_types.PodDisruptionBudget] = []
-        reading = self.reading  # as self.pod, without its call for each of many pods
-        for position, raw in enumerate(iter_objects(objects), start=1):
-            read_as = _read_as(raw, position)
+        stream = Stream(self)
+        add = stream.add
+        for obj in objects:
+            add(obj)
+        return stream.cluster_state()
+
+
+class Stream:
+    """A ClusterState read one object at a time, for cluster_state_from_stream: each
+    object is converted as it comes (`add`), or comes read already by a reader of its
+    own (`add_pod`, `add_workload`, `add_node`: the _plain_* readers). The pods are
+    completed at the end (`cluster_state`), once all the workloads and priority
+    classes they refer to are known."""
+
+    __slots__ = (
+        "_classes",
+        "_converter",
+        "_default_priority",
+        "_namespaces",
+        "_nodes",
+        "_pdbs",
+        "_position",
+        "_read_pods",
+        "_workloads",
+    )
+
+    def __init__(self, converter: Converter) -> None:
+        self._converter = converter
+        self._namespaces: list[tuple[str, dict[str, str]]] = []
+        self._classes: list[tuple[str, int]] = []
+        self._default_priority: int | None = None
+        self._workloads: list[_types.Workload] = []
+        self._nodes: list[_types.Node] = []
+        self._read_pods: list[tuple[_types.Pod, bool]] = []
+        self._pdbs: list[_types.PodDisruptionBudget] = []
+        self._position = 0  # of the last object, Lists flattened, for errors
+
+    def add_pod(self, read: tuple[_types.Pod, bool]) -> None:
+        """A pod as Converter.pod reads it, in its place in the input."""
+        self._position += 1
+        self._read_pods.append(read)
+
+    def add_workload(self, workload: _types.Workload) -> None:
+        """A workload as Converter.workload reads it, in its place in the input."""
+        self._position += 1
+        self._workloads.append(workload)
+
+    def add_node(self, node: _types.Node) -> None:
+        """A node as Converter.node reads it, in its place in the input."""
+        self._position += 1
+        self._nodes.append(node)
+
+    def add(self, obj: Any) -> None:
+        """An object (Lists flattened), converted and checked as cluster_state does."""
+        converter = self._converter
+        for raw in iter_objects((obj,)):
+            self._position += 1
+            read_as = _read_as(raw, self._position)
             if read_as is None:
                 continue
             key, r = read_as
             if key == _POD:
-                read_pods.append(_pod.read_pod(raw, r, reading))
+                self._read_pods.append(_pod.read_pod(raw, r, converter.reading))
             elif key == _WORKLOAD:
-                workloads.append(self.workload(raw, r))
+                self._workloads.append(converter.workload(raw, r))
             elif key == _NODE:
-                nodes.append(self.node(raw, r))
+                self._nodes.append(converter.node(raw, r))
             elif key == _PDB:
-                pdbs.append(self.pdb(raw, r))
+                self._pdbs.append(converter.pdb(raw, r))
             elif key == _NAMESPACE:
-                namespaces.append(self.namespace(raw, r))
+                self._namespaces.append(converter.namespace(raw, r))
             else:
-                classes.append(self.priority_class(raw, r))
+                self._classes.append(converter.priority_class(raw, r))
                 # As global_default_priority: the first class that says globalDefault.
-                if default_priority is None and r.boolean(
+                if self._default_priority is None and r.boolean(
                     raw.get("globalDefault"), "globalDefault"
                 ):
-                    default_priority = r.integer(raw.get("value"), "value")
+                    self._default_priority = r.integer(raw.get("value"), "value")
 
-        priority_classes = _unique("PriorityClass", classes)
+    def cluster_state(self) -> _types.ClusterState:
+        """The objects added, as a ClusterState; InputError for one added twice."""
+        priority_classes = _unique("PriorityClass", self._classes)
+        default_priority = self._default_priority
         if default_priority is None:
             default_priority = 0  # no globalDefault class
+        workloads = self._workloads
         resolver = _WorkloadResolver(_unique("workload", ((w.key, w) for w in workloads)))
         pods = [
             _complete_pod(pod, class_priority, resolver, priority_classes, default_priority)
-            for pod, class_priority in read_pods
+            for pod, class_priority in self._read_pods
         ]
+        nodes, pdbs = self._nodes, self._pdbs
         _unique("Node", ((n.name, n) for n in nodes))
         _unique("Pod", ((p.key, p) for p in pods))
         _unique("PodDisruptionBudget", ((p.key, p) for p in pdbs))
@@ -203,7 +255,7 @@ class Converter:
             pods=tuple(pods),
             pdbs=tuple(pdbs),
             workloads=tuple(workloads),
-            namespace_labels=_unique("Namespace", namespaces),
+            namespace_labels=_unique("Namespace", self._namespaces),
             priority_classes=priority_classes,
         )
 

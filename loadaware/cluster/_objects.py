@@ -10,10 +10,10 @@ from typing import Any
 from loadaware import quantity as _quantity
 from loadaware.cluster import _fields, _reading, _selectors, _types
 
-_TAINT_EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
+TAINT_EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
 
 # kubelet's default maxPods, used when a hand-written node states no pod capacity.
-_DEFAULT_MAX_PODS = 110
+DEFAULT_MAX_PODS = 110
 
 # The API server sets this immutable label on every namespace (since 1.21);
 # namespaceSelectors commonly rely on it.
@@ -131,10 +131,8 @@ def read_node(
         path = f"spec.taints[{i}]"
         entry = r.mapping(item, path)
         effect = r.string(entry.get("effect"), f"{path}.effect")
-        if effect not in _TAINT_EFFECTS:
-            r.fail(
-                f"{path}.effect", f"{effect!r} is not one of {', '.join(sorted(_TAINT_EFFECTS))}"
-            )
+        if effect not in TAINT_EFFECTS:
+            r.fail(f"{path}.effect", f"{effect!r} is not one of {', '.join(sorted(TAINT_EFFECTS))}")
         taints.append(
             _types.Taint(
                 key=r.string(entry.get("key"), f"{path}.key"),
@@ -149,7 +147,7 @@ def read_node(
         labels=r.string_map(meta.get("labels"), "metadata.labels"),
         allocatable_cpu_millicores=_quantity.nanos_to_millicores(cpu or 0),
         allocatable_memory_bytes=_quantity.nanos_to_units(memory or 0),
-        allocatable_pods=_DEFAULT_MAX_PODS if pods is None else _quantity.nanos_to_units(pods),
+        allocatable_pods=DEFAULT_MAX_PODS if pods is None else _quantity.nanos_to_units(pods),
         allocatable_extended=extended,
         taints=tuple(taints),
         unschedulable=r.boolean(spec.get("unschedulable"), "spec.unschedulable"),

@@ -10,7 +10,7 @@ from typing import Any
 from loadaware.cluster import _fields, _types
 
 _LABEL_OPERATORS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
-_NODE_SELECTOR_OPERATORS = _LABEL_OPERATORS | {"Gt", "Lt"}
+NODE_SELECTOR_OPERATORS = _LABEL_OPERATORS | {"Gt", "Lt"}
 
 
 def label_selector(r: _fields.FieldReader, value: Any, path: str) -> _types.LabelSelector | None:
@@ -66,10 +66,10 @@ def required_node_affinity(
                     r,
                     term.get("matchExpressions"),
                     f"{term_path}.matchExpressions",
-                    _NODE_SELECTOR_OPERATORS,
+                    NODE_SELECTOR_OPERATORS,
                 ),
                 match_fields=requirements(
-                    r, term.get("matchFields"), f"{term_path}.matchFields", _NODE_SELECTOR_OPERATORS
+                    r, term.get("matchFields"), f"{term_path}.matchFields", NODE_SELECTOR_OPERATORS
                 ),
             )
         )
@@ -80,10 +80,10 @@ def node_selector_term(r: _fields.FieldReader, item: Any, path: str) -> _types.N
     term = r.mapping(item, path)
     return _types.NodeSelectorTerm(
         match_expressions=requirements(
-            r, term.get("matchExpressions"), f"{path}.matchExpressions", _NODE_SELECTOR_OPERATORS
+            r, term.get("matchExpressions"), f"{path}.matchExpressions", NODE_SELECTOR_OPERATORS
         ),
         match_fields=requirements(
-            r, term.get("matchFields"), f"{path}.matchFields", _NODE_SELECTOR_OPERATORS
+            r, term.get("matchFields"), f"{path}.matchFields", NODE_SELECTOR_OPERATORS
         ),
     )
 

@@ -315,20 +315,24 @@ class Pod:
 
 def _slot_setting_constructor(cls: type[_T]) -> Callable[..., _T]:
     """A constructor of the frozen, slotted dataclass `cls` that takes every init field
-    by keyword, none defaulted, and builds what cls(...) builds in 60% of the time
-    (Pod: 7.7 µs instead of 12.6 µs, keywords passed included).
+    by keyword (or all in field order), none defaulted, and builds what cls(...) builds
+    in a fifth of the time (Pod: 2.5 µs instead of 12.6 µs, keywords passed included;
+    in field order, matching 41 keywords is saved too, 1.4 µs).
 
     A frozen dataclass's __init__ sets each field through object.__setattr__, which
-    looks the slot up again for every field; this sets each slot through its own
-    descriptor, then runs __post_init__. Its code is generated from the fields, as
-    dataclasses generates __init__, so that it stays one call per field."""
+    looks the slot up again for every field. This builds an instance of a mutable twin
+    of cls, with the same slots, sets each field as an attribute (a store into its
+    slot), then makes it an instance of cls (the layouts are the same, which Python
+    checks) and runs __post_init__. Its code is generated from the fields, as
+    dataclasses generates __init__, so that it stays one store per field."""
     names = [f.name for f in dataclasses.fields(cls) if f.init]  # type: ignore[arg-type]
-    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls}
-    scope.update({f"_set_{name}": vars(cls)[name].__set__ for name in names})
+    twin = type(f"_{cls.__name__}Builder", (), {"__slots__": cls.__slots__})
+    scope: dict[str, Any] = {"_new": object.__new__, "_cls": cls, "_twin": twin}
     source = (
-        f"def construct(*, {', '.join(names)}):\n"
-        "    built = _new(_cls)\n"
-        + "".join(f"    _set_{name}(built, {name})\n" for name in names)
+        f"def construct({', '.join(names)}):\n"
+        "    built = _new(_twin)\n"
+        + "".join(f"    built.{name} = {name}\n" for name in names)
+        + "    built.__class__ = _cls\n"
         + ("    built.__post_init__()\n" if hasattr(cls, "__post_init__") else "")
         + "    return built\n"
     )
@@ -374,6 +378,10 @@ class Workload:
     @property
     def key(self) -> str:
         return f"{self.kind}/{self.namespace}/{self.name}"
+
+
+# Workload(...) for readers of many workloads (a ReplicaSet per rollout); every field is given.
+new_workload: Callable[..., Workload] = _slot_setting_constructor(Workload)
 
 
 @dataclass(frozen=True, kw_only=True)

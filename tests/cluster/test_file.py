@@ -8,7 +8,9 @@ an empty file, a bad object) name the file. A JSON List, read one item at a
 time, reads as when parsed whole: pods before the workloads and priority
 classes they refer to, and every error the same (kinds checked first, nodes
 before pods, duplicates, keys given twice, broken JSON that is YAML); the
-garbage collector's frozen objects are left as they were.
+garbage collector's frozen objects are left as they were. A file is mapped into
+memory where it can be (checked for ASCII a slice at a time), else read: an
+empty file, a pipe.
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ import codecs
 import datetime
 import gc
 import json
+import os
 import pathlib
+import threading
 from typing import Any
 
 import pytest
@@ -399,3 +403,36 @@ def test_loading_freezes_nothing_and_unfreezes_nothing() -> None:
         assert gc.get_freeze_count() == frozen > 0
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize("where", [0, 5, 6, 11, 12, 40])
+def test_a_mapped_file_is_ascii_as_its_bytes_are(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, where: int
+) -> None:
+    # Looked at a slice at a time: a byte past ASCII at the edge of a slice, or after.
+    monkeypatch.setattr(loadaware.cluster._file, "_ASCII_CHUNK", 6)
+    path = tmp_path / "cluster.json"
+    text = bytearray(b'{"kind": "List", "items": []}          ')
+    for content in (bytes(text), bytes(text[:where] + b"\xe9" + text[where + 1 :])):
+        path.write_bytes(content)
+        with path.open("rb") as stream:
+            mapped = loadaware.cluster._file._mapped(stream)
+        assert mapped is not None
+        assert loadaware.cluster._file._is_ascii(mapped) is content.isascii()
+
+
+def test_a_file_that_cannot_be_mapped_is_read(tmp_path: pathlib.Path) -> None:
+    path = tmp_path / "cluster.json"
+    path.write_bytes(b"")
+    with path.open("rb") as stream:
+        assert loadaware.cluster._file._mapped(stream) is None
+    with pytest.raises(InputError, match="no Kubernetes objects"):
+        load_cluster_file(path)
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_text, args=(json.dumps(kubectl_json()),))
+    writer.start()
+    try:
+        assert load_cluster_file(fifo) == load_cluster_file(DATA / "cluster.yaml")
+    finally:
+        writer.join()

@@ -1,14 +1,17 @@
 """The converter's quick Pod constructor (_types.new_pod) builds what Pod(...) builds.
 
-Covered: for any field values, an equal pod with the same key, hash and repr;
-frozen as Pod is; every init field must be given; a field added to Pod is
-taken without a change to new_pod.
+Covered: for any field values, given by keyword or all in field order, an
+equal pod of type Pod with the same key, hash and repr, that pickles and copies
+as one; frozen as Pod is; every init field must be given; a field added to Pod
+is taken without a change to new_pod; new_workload builds what Workload(...) builds.
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime
+import pickle
 from typing import Any
 
 import pytest
@@ -16,7 +19,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loadaware.cluster import _types
-from loadaware.cluster._types import OwnerRef, Pod, Taint, Toleration, new_pod
+from loadaware.cluster._types import (
+    LabelSelector,
+    OwnerRef,
+    Pod,
+    Taint,
+    Toleration,
+    Workload,
+    new_pod,
+    new_workload,
+)
 
 FIELDS = [f for f in dataclasses.fields(Pod) if f.init]
 
@@ -85,6 +97,29 @@ def test_new_pod_builds_what_pod_builds(values: dict[str, Any]) -> None:
     assert hash(built) == hash(expected)
     assert repr(built) == repr(expected)
     assert all(getattr(built, f.name) is getattr(expected, f.name) for f in FIELDS)
+    assert type(built) is Pod
+    in_order = new_pod(*(values[f.name] for f in FIELDS))
+    assert in_order == expected
+    assert in_order.key == expected.key
+    assert pickle.loads(pickle.dumps(built)) == expected == copy.copy(built)
+
+
+def test_new_workload_builds_what_workload_builds() -> None:
+    values: dict[str, Any] = {
+        "kind": "ReplicaSet",
+        "namespace": "shop",
+        "name": "web-7d9f",
+        "uid": "u-1",
+        "replicas": 3,
+        "owner": OwnerRef(kind="Deployment", name="web", uid="u-0"),
+        "selector": LabelSelector(match_labels={"app": "web"}),
+    }
+    built = new_workload(**values)
+    assert type(built) is Workload
+    assert built == Workload(**values)
+    assert repr(built) == repr(Workload(**values))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        built.name = "web"  # type: ignore[misc]
 
 
 def test_new_pod_is_frozen_and_takes_every_field() -> None:
