@@ -36,7 +36,6 @@ where the strategy's rule holds (`Candidate.landing_check`). Failed pods
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -481,13 +480,6 @@ class Placement:
             self.usage[list(nodes)] += added
         self._applied.append((candidate, target))
         self._spread.append((nodes, added, variance))
-
-    def holds(self, moves: Sequence[tuple[Candidate, int | None]]) -> bool:
-        """Whether exactly these moves, and no other, have been applied, in this order."""
-        return len(moves) == len(self._applied) and all(
-            candidate is done and target == landed
-            for (candidate, target), (done, landed) in zip(moves, self._applied, strict=True)
-        )
 
     def reset(self) -> None:
         """Undo every applied move, newest first."""

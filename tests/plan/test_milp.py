@@ -197,8 +197,8 @@ def _problem_of(monkeypatch: pytest.MonkeyPatch, cluster, usage, policy) -> Prob
 
 
 def test_the_final_replay_leaves_the_placement_holding_the_plan(monkeypatch) -> None:
-    # Stage 1's selection replays without a failure, so the final replay takes its
-    # landings as they are; the placement must then hold the plan's moves and no other.
+    # The replay is the plan: the placement must then hold the plan's moves, in
+    # order, and no other (landing control and the relief order build on it).
     cluster, usage = _instance({"a": [0.5, 0.5], "b": [0.5], "c": [0.9, 0.2]}, cold=3)
     problem = _problem_of(monkeypatch, cluster, usage, _policy())
     placement = Placement(problem)
@@ -215,13 +215,9 @@ def test_the_final_replay_leaves_the_placement_holding_the_plan(monkeypatch) -> 
     assert np.array_equal(placement.usage, fresh.usage)
     assert np.array_equal(outcome.solution.usage_after, fresh.usage)
 
-    assert placement.holds(moves)
-    assert not placement.holds(moves[:-1])
-    assert not placement.holds(moves[::-1])
-    assert not placement.holds([(moves[0][0], None), *moves[1:]])
     placement.reset()
-    assert placement.holds([])
-    assert not placement.holds(moves)
+    assert placement.applied_moves() == []
+    assert np.array_equal(placement.usage, problem.table.usage)
 
 
 def _replayed(monkeypatch, cluster, usage, policy, chosen_on: set[str]):
