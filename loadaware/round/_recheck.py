@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from loadaware import cluster, evict, metrics, plan, policy
 from loadaware.errors import RefusedError
@@ -26,7 +26,10 @@ class Rechecker:
     its node's usage, and the nodes' samples are what a stale or implausible source
     is refused on. Every pod's sample (150,000 at 5,000 nodes) read again every
     15 s cost the metrics source and loadaware more than the evictions did, and
-    grew with the cluster rather than with the round.
+    grew with the cluster rather than with the round. With `asked`, the nodes the
+    re-checks will ask about (the plan's sources), only those are read and judged:
+    judging the whole cluster's samples every 15 s cost a 5,000-node round more per
+    eviction than its state did, for nodes no re-check looks at.
 
     A node is classified when a re-check first asks about it after a reading: its
     class is its own usage against its pool's targets, so classifying every node
@@ -45,11 +48,18 @@ class Rechecker:
         reuse_seconds: float = RECHECK_REUSE_SECONDS,
         check_cluster: Callable[[], None] | None = None,
         stop_requested: Callable[[], str | None] | None = None,
+        asked: Collection[str] | None = None,
     ) -> None:
         self._settings = settings
         self._snapshot = snapshot
-        # What the usage is read for: the same nodes, no pods.
-        self._nodes_only = dataclasses.replace(snapshot, pods=())
+        self._each_alone = not any(p.use_deviation_thresholds for p in settings.node_pools)
+        # What the usage is read for: the nodes asked about (all of them where a
+        # node's class depends on every node's usage), no pods.
+        nodes = snapshot.nodes
+        if asked is not None and self._each_alone:
+            wanted = frozenset(asked)
+            nodes = tuple(n for n in snapshot.nodes if n.name in wanted)
+        self._read_scope = dataclasses.replace(snapshot, nodes=nodes, pods=())
         self._usage = usage
         self._read_usage = read_usage
         self._clock = clock
@@ -58,7 +68,6 @@ class Rechecker:
         self._stop_requested = stop_requested
         self._classes: dict[str, str] = {}
         self._read_at: datetime.datetime | None = None
-        self._each_alone = not any(p.use_deviation_thresholds for p in settings.node_pools)
         self.classified = 0  # nodes classified so far: what a re-check costs grows with it
 
     def __call__(self, eviction: plan.Eviction) -> evict.RecheckOutcome:
@@ -74,7 +83,7 @@ class Rechecker:
         now = self._clock()
         if self._read_at is None or (now - self._read_at).total_seconds() >= self._reuse_seconds:
             try:
-                self._usage = self._read_usage(self._nodes_only)
+                self._usage = self._read_usage(self._read_scope)
             except RefusedError as exc:
                 # Fail closed: the source can no longer be vouched for.
                 return evict.Stop(exc)

@@ -312,6 +312,7 @@ class _Round:
             reuse_seconds=context.recheck_reuse_seconds,
             check_cluster=context.check_cluster,
             stop_requested=options.stop_requested,
+            asked={e.node for e in planning.planned.evictions},
         )
         # Started from what the plan was made on: the cluster is not classified twice.
         control = None if planning.basis is None else plan.LandingControl.from_basis(planning.basis)

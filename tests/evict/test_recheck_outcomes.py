@@ -228,3 +228,42 @@ def test_the_rechecker_classifies_the_sources_it_is_asked_about_not_every_node(
     for eviction in hotspot[:3]:
         recheck(eviction)
     assert recheck.classified == len(snapshot.nodes)
+
+
+def test_the_rechecker_reads_only_the_nodes_it_will_ask_about(server, tmp_path) -> None:
+    # Usage is read again every 15 s: judging the whole cluster's samples each time
+    # grew with the cluster, not with the round.
+    settings, context, snapshot, usage, planned = _planned(server, tmp_path)
+    hotspot = [e for e in planned.evictions if e.reason == "hotspot"]
+    asked = {e.node for e in hotspot}
+    read_for: list[set[str]] = []
+
+    def reading(state: cluster.ClusterState) -> metrics.Usage:
+        read_for.append({n.name for n in state.nodes})
+        assert not state.pods
+        return context.read_usage(state)
+
+    recheck = _recheck.Rechecker(
+        settings, snapshot, usage, read_usage=reading, clock=context.clock, asked=asked
+    )
+    assert [recheck(e) for e in hotspot[:3]] == [evict.PROCEED] * 3
+    assert read_for == [asked]
+    assert len(asked) < len(snapshot.nodes)
+
+    # Where each node's class depends on every node's usage, every node is read.
+    pool = {
+        "name": "all",
+        "useDeviationThresholds": True,
+        "thresholds": {"cpu": 10, "memory": 10},
+        "targetThresholds": {"cpu": 10, "memory": 10},
+    }
+    read_for.clear()
+    _recheck.Rechecker(
+        metrics_server_policy(nodePools=[pool]),
+        snapshot,
+        usage,
+        read_usage=reading,
+        clock=context.clock,
+        asked=asked,
+    )(hotspot[0])
+    assert read_for == [{n.name for n in snapshot.nodes}]
