@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from loadaware import kube
-from loadaware.cluster import _cache_objects, _cache_store, _convert, _live
+from loadaware.cluster import _cache_node_events, _cache_objects, _cache_store, _convert, _live
 from loadaware.errors import ClusterError, InputError, UnreachableError
 
 if TYPE_CHECKING:
@@ -73,6 +73,7 @@ class KindWatchers:
             path: functools.partial(convert, converter)
             for path, convert in _cache_objects.CONVERTERS.items()
         }
+        self._node_events = _cache_node_events.NodeEvents()
 
     @property
     def stopped(self) -> bool:
@@ -233,6 +234,13 @@ class KindWatchers:
 
     def _apply(self, kind: _cache_store.Kind, line: bytes) -> str | None:
         """Apply one watch event; the cause of a relist when the event calls for one."""
+        if kind.path == _cache_objects.NODES:
+            read = self._node_events.read(line)
+            if read is not None:
+                self._put(
+                    kind, read.type, read.node.name, read.node, read.resource_version, read.taints
+                )
+                return None
         try:
             event = _JSON.decode(line)
             type_ = event["type"]
@@ -268,20 +276,39 @@ class KindWatchers:
         except InputError as exc:
             problem = exc.message
         described = _describe(kind, obj)
+        if problem is not None:
+            with store.lock:
+                kind.events += 1
+                kind.version = str(version or kind.version)
+                kind.seen_at = self._monotonic()
+                store.put_invalid(type_, described, problem)
+                store.changed.notify_all()
+            return None
+        assert key is not None
         taints = _cache_store.NodeTaints.of(obj) if kind.path == _cache_objects.NODES else None
+        self._put(kind, type_, key, value, version, taints, described)
+        return None
+
+    def _put(
+        self,
+        kind: _cache_store.Kind,
+        type_: str,
+        key: str,
+        value: Any,
+        version: Any,
+        taints: _cache_store.NodeTaints | None,
+        described: str | None = None,
+    ) -> None:
+        store = self._store
         with store.lock:
             kind.events += 1
             kind.version = str(version or kind.version)
             kind.seen_at = self._monotonic()
-            if problem is not None:
-                store.put_invalid(type_, described, problem)
-                store.changed.notify_all()
-                return None
-            assert key is not None
-            store.put(kind, type_, key, value, described, node_taints=taints)
+            store.put(
+                kind, type_, key, value, described or f"{kind.name}: {key}", node_taints=taints
+            )
             store.changed.notify_all()
         self._on_event(kind.name, type_)
-        return None
 
     def _say(self, kind: _cache_store.Kind, cause: str, detail: str) -> None:
         """Log a cause once per kind: a lasting problem is said, not repeated."""
