@@ -1,9 +1,11 @@
 """Carry out a Plan: evictions within budgets, re-checked just before each, paced
 per workload, with soft-taint steering, then verified.
 
-Order: the next eviction is sent once the previous replacement is bound (a
-StatefulSet recreates its pod only after the old one is gone), so replacements
-are placed in the order the plan predicted them. Landing control: given a
+Order: the plan's order of relief, except that with steering and landing
+control the next eviction may be one of the next steering.lookahead whose steer
+set needs fewer taint changes (_steering_order). The next eviction is sent once the previous
+replacement is bound (a StatefulSet recreates its pod only after the old one is
+gone), so replacements are placed one at a time. Landing control: given a
 plan.LandingControl, each move's landing set and steer set are derived again
 just before its eviction from the cluster as observed (where the replacements
 so far were bound, which predecessors are gone), and a move whose source was
@@ -37,7 +39,8 @@ its bound (see _landing_guard) the round stops evicting, its taints removed at
 once, with ModelDisagreesError (scheduler-model-disagrees). Bad landings still
 open the breaker.
 
-Its parts: `_steering` keeps the taints on each eviction's steer set, `_verify` finds
+Its parts: `_steering` keeps the taints on each eviction's steer set, `_steering_order`
+picks the next eviction, `_verify` finds
 and judges the replacements, `_execution_report` is what the round did.
 """
 
@@ -49,7 +52,15 @@ from collections.abc import Callable
 
 from loadaware import cluster, plan
 from loadaware.errors import ClusterError, NotFoundError, TooManyRequestsError
-from loadaware.evict import _landing_guard, _recheck, _state, _steering, _stops, _verify
+from loadaware.evict import (
+    _landing_guard,
+    _recheck,
+    _state,
+    _steering,
+    _steering_order,
+    _stops,
+    _verify,
+)
 from loadaware.evict._execution_report import ExecutionReport
 from loadaware.evict._outcome import EvictionOutcome, Result, record_outcome
 from loadaware.kube import Kube, RawObject
@@ -184,11 +195,17 @@ class Executor:
         report: ExecutionReport,
     ) -> None:
         waiting: dict[str, _verify.Waiting] = {}
-        for eviction in planned.evictions:
+        # Without landing control the plan's landings hold only in the plan's order.
+        steered = self._steers and self._control is not None
+        lookahead = self._policy.steering.lookahead if steered else 0
+        order = _steering_order.SteeringOrder(planned.evictions, lookahead)
+        while order:
             self._note_bound(waiting)
             if report.stopped is None:
                 self._verifier.check_outstanding(waiting, classes, report)
                 self._verifier.note_departures()
+            steering = self._steering.writes if report.stopped is None and lookahead else None
+            eviction = order.take(steering, waiting)
             if report.stopped is not None:
                 self._record(report, eviction, "skipped", f"round stopped: {report.stop_reason}")
                 continue

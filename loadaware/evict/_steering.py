@@ -59,6 +59,10 @@ class SteeringTaints:
             return None
         return f"{plan.TAINT_CAP}: {count} nodes would carry the taint, at most {self.cap}"
 
+    def writes(self, steer: tuple[str, ...]) -> int:
+        """The taint changes a move with this steer set would make now."""
+        return len(self._carrying ^ (set(steer) | self.held))
+
     def steer(self, eviction: plan.Eviction, report: ExecutionReport) -> None:
         """Exactly the eviction's steer set and the held nodes carry the taint from now
         on; the count is recorded for the round."""

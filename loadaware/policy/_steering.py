@@ -79,6 +79,18 @@ class SteeringSettings(_strict.StrictModel):
             "far fewer most of the time: only the current move's rivals."
         ),
     )
+    lookahead: Annotated[int, Field(ge=0, le=1000)] = Field(
+        default=16,
+        description=(
+            "How many of the plan's next evictions the evictor may take first, when "
+            "one's steer set needs fewer taint changes from the taints set now than "
+            "the next one's. Each change is a node update that every watcher of nodes "
+            "receives; consecutive moves in relief order share few of their rivals. "
+            "An eviction is passed over at most this many times, and only for one of "
+            "the same reason whose workload is not awaiting a replacement. 0 or 1: "
+            "the plan's order exactly."
+        ),
+    )
     scheduler_config: _scheduler_config.SchedulerConfigField = Field(
         default=None,
         description=(

@@ -35,7 +35,10 @@ def _most_allocated_round(tmp_path: pathlib.Path) -> dict:
     profiles = scheduling.profiles_from_config(
         policy.KubeSchedulerConfiguration.model_validate(MOST_ALLOCATED)
     )
-    loaded = metrics_server_policy(metrics={"metricsServer": {}, "onStaleNode": "Exclude"})
+    # The seed is chosen for the plan's own order of evictions (steering.lookahead 0).
+    loaded = metrics_server_policy(
+        metrics={"metricsServer": {}, "onStaleNode": "Exclude"}, steering={"lookahead": 0}
+    )
     with sim_server(
         None,
         objects=generated.objects,
