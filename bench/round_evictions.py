@@ -57,6 +57,8 @@ COLUMNS = (
     "loadaware CPU s per eviction",
     "simulator CPU s per eviction",
     "wall s per eviction",
+    "taint writes per eviction",
+    "median tainted nodes",
     "loadaware peak MiB",
     "simulator peak MiB",
 )
@@ -71,6 +73,8 @@ class Row:
     cpu_seconds: float  # loadaware's, over the evicting phase
     sim_cpu_seconds: float
     wall_seconds: float
+    taint_writes: int
+    median_tainted: float
     peak_mib: float
     sim_peak_mib: float
 
@@ -84,6 +88,8 @@ class Row:
             f"{self.cpu_seconds / per:.3f}",
             f"{self.sim_cpu_seconds / per:.3f}",
             f"{self.wall_seconds / per:.3f}",
+            f"{self.taint_writes / per:.1f}",
+            f"{self.median_tainted:.0f}",
             f"{self.peak_mib:.0f}",
             f"{self.sim_peak_mib:.0f}",
         )
@@ -155,7 +161,7 @@ def _serve(directory: pathlib.Path, log: BinaryIO) -> tuple[subprocess.Popen[byt
     return server, kubeconfig
 
 
-def _policy(evictions: int) -> policy.LoadAwarePolicy:
+def _policy(evictions: int, lookahead: int | None = None) -> policy.LoadAwarePolicy:
     document: dict[str, object] = {
         "metrics": {
             "maxSampleAge": "2m",
@@ -167,6 +173,8 @@ def _policy(evictions: int) -> policy.LoadAwarePolicy:
     }
     if evictions:
         document["limits"] = {"maxNoOfPodsToEvictTotal": evictions}
+    if lookahead is not None:
+        document["steering"] = {"lookahead": lookahead}
     return policy.parse_policy(document)
 
 
@@ -219,13 +227,16 @@ def measure(
     seed: int,
     directory: pathlib.Path,
     profile: cProfile.Profile | None = None,
+    lookahead: int | None = None,
 ) -> Row:
     if not (directory / "cluster.json").exists():
         _generate(nodes, directory, seed)
     with (directory / "sim.log").open("wb") as log:
         server, kubeconfig = _serve(directory, log)
         try:
-            record, cpu, sim_cpu, wall = _round(_policy(evictions), kubeconfig, server.pid, profile)
+            record, cpu, sim_cpu, wall = _round(
+                _policy(evictions, lookahead), kubeconfig, server.pid, profile
+            )
             sim_peak = _proc_peak_mib(server.pid)
         finally:
             server.terminate()
@@ -239,6 +250,8 @@ def measure(
         cpu_seconds=cpu,
         sim_cpu_seconds=sim_cpu,
         wall_seconds=wall,
+        taint_writes=execution.taint_writes if execution else 0,
+        median_tainted=execution.tainted_median if execution else 0.0,
         peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         sim_peak_mib=sim_peak,
     )
@@ -272,6 +285,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="generate into DIR/<nodes> and reuse what is there (default: a temporary dir)",
     )
     parser.add_argument("--profile", action="store_true", help="print cProfile's top entries")
+    parser.add_argument(
+        "--lookahead",
+        type=int,
+        help="steering.lookahead for the round (default: the policy's default)",
+    )
     args = parser.parse_args(argv)
     try:
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
@@ -292,6 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     seed=args.seed,
                     directory=directory,
                     profile=profile,
+                    lookahead=args.lookahead,
                 )
             )
         print(_table(rows[-1:]), file=sys.stderr)

@@ -60,6 +60,7 @@ class ExecutionReport:
     bound_at: dict[str, datetime.datetime] = field(default_factory=dict)
     # Nodes carrying the steering taint as each eviction was sent, in order.
     tainted_counts: list[int] = field(default_factory=list)
+    taint_writes: int = 0  # steering taints set or removed, one node update each
 
     def count(self, result: Result) -> int:
         return sum(1 for o in self.outcomes if o.result == result)

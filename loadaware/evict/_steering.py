@@ -91,6 +91,7 @@ class SteeringTaints:
         self._unbound.clear()
         if self._carrying:
             left = sorted(self._carrying)
+            report.taint_writes += len(left)
             report.taints_left = _taint.remove_taints_quietly(self._kube, left)
             report.untainted.extend(n for n in left if n not in report.taints_left)
             self._carrying = set(report.taints_left)
@@ -99,10 +100,12 @@ class SteeringTaints:
     def _set(self, wanted: set[str], report: ExecutionReport) -> None:
         try:
             for name in sorted(self._carrying - wanted):
+                report.taint_writes += 1
                 _taint.remove_hotspot_taint(self._kube, name)
                 self._carrying.discard(name)
                 report.untainted.append(name)
             for name in sorted(wanted - self._carrying):
+                report.taint_writes += 1
                 _taint.add_hotspot_taint(self._kube, name)
                 self._carrying.add(name)
                 if name not in report.tainted:

@@ -120,6 +120,8 @@ def test_an_eviction_over_the_cap_is_not_sent(server, tmp_path) -> None:
     assert seen
     assert max(seen) <= cap
     assert execution.tainted_most == max(seen)
+    # Every node tainted was written at least once, and every removal once.
+    assert execution.taint_writes >= len(execution.tainted) + len(execution.untainted) > 0
     assert execution.taints_left == []
     assert _tainted(server) == set()
     assert _gauge() == 0
