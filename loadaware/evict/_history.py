@@ -40,8 +40,8 @@ and `strings` change only by appending a string, so an encoded record stays vali
 once most strings belong to records that were pruned, both are laid out anew and
 every record is encoded once more.
 
-A record's time is parsed from its text once (parsed_time keeps the latest few
-thousand), not at every write that reads it.
+A record's time is parsed from its text once (parsed_time keeps the last 16,384
+parsed, more than a full state holds), not at every write that reads it.
 
 The format before this one, a JSON list of objects with the records' fields by
 name, is still read (an upgrade in the middle of a window keeps every budget); the

@@ -9,8 +9,10 @@ the store's own reads before it is written; a process that stops between a
 reservation and the write of its settlement leaves the reservation, which counts
 against the budgets exactly as the settlement would, and which a later round
 settles as evicted; a settlement that frees budget (refused) is written at once,
-with the pending ones; and a reservation on a long history does not parse every
-record's time again.
+with the pending ones; a reservation on a long history does not parse every
+record's time again; and an update the API refuses (403, 500, 409 every time) is
+the same error as through CoreV1Api, writes nothing and keeps the pending
+settlement for the next write.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from loadaware import evict, kube, report, sim
+from loadaware import errors, evict, kube, report, sim
 from loadaware import round as rounds
 from loadaware.evict import _history
 from tests.evict import history_records
@@ -222,3 +224,35 @@ def test_a_reservation_on_a_long_history_does_not_read_every_record_s_time(
     assert dataclasses.replace(stored[-1], at="") == dataclasses.replace(
         _record(11), at="", outcome="evicted"
     )
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "message"),
+    [
+        (403, errors.ForbiddenError, "update configmap loadaware/loadaware-state: 403 "),
+        (500, errors.ClusterError, "update configmap loadaware/loadaware-state: 500 "),
+        # Re-read and tried again, each time refused.
+        (409, errors.ConflictError, "kept changing; gave up after 8 attempts"),
+    ],
+    ids=["forbidden", "server-error", "conflict"],
+)
+def test_an_update_refused_by_the_api_is_translated_and_changes_nothing(
+    server, tmp_path, status: int, error: type[Exception], message: str
+) -> None:
+    _create_namespace(server)
+    store = evict.StateStore(_kube(server, tmp_path), metrics_server_policy(), lambda: NOW)
+    first = _record(1)
+    store.reserve(first)
+    written = server.find(*STATE)
+    rule = {"path": "/configmaps/loadaware-state$", "method": "PUT", "status": status}
+    assert call(server, "POST", "/_sim/faults", rule)[0] == 201
+    store.note_evicted(first)
+    with pytest.raises(error) as info:
+        store.reserve(_record(2))
+    assert message in str(info.value)
+    assert server.find(*STATE) == written
+    # The settlement is still pending, and written once the API takes writes again.
+    assert [r.outcome for r in store.records()] == ["evicted"]
+    call(server, "DELETE", "/_sim/faults")
+    store.flush()
+    assert [r.outcome for r in _stored(server)] == ["evicted"]
