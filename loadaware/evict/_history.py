@@ -85,9 +85,11 @@ _STRINGS_SLACK = 64
 # How many records may leave the front of the history between two writes (pruned)
 # and the rest still be matched to the last write's rows in place.
 _PRUNED_IN_PLACE = 64
-# Records encoded by value kept beyond those in the history, in multiples of its
-# length, before the ones no longer in it are forgotten.
-_ENCODED_SLACK = 2
+# Each record in the history is known by value under itself and as read back (two
+# entries at most); past three per record (and a few), those of records no longer
+# in it are forgotten, once per so many writes.
+_ENCODED_PER_RECORD = 3
+_ENCODED_SLACK = 64
 
 
 class History(Generic[Record]):
@@ -165,7 +167,7 @@ class History(Generic[Record]):
             row, back = self._entry(r)
             rows.append(row)
             read_back.append(back)
-        if len(self._encoded) > _ENCODED_SLACK * len(records) + _STRINGS_SLACK:
+        if len(self._encoded) > _ENCODED_PER_RECORD * len(records) + _ENCODED_SLACK:
             self._encoded = _by_value(records, rows, read_back)
         return rows, read_back
 
