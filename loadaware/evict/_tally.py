@@ -83,7 +83,7 @@ class Tally:
 
     def cooling(self, workload: str, round_id: str, after: datetime.datetime) -> bool:
         """Whether a counting record of `workload` from a round other than `round_id`
-        is younger than `after`."""
+        is stamped after `after` (now less the cooldown)."""
         return any(
             r.round != round_id and r.time > after for r in self._by_workload.get(workload, ())
         )
