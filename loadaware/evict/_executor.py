@@ -151,7 +151,10 @@ class Executor:
             self._cordon_consolidated(planned, report)
             self._evict_all(planned, pods, classes, recheck, report)
         finally:
-            self._steering.remove_all(report)
+            try:
+                self._steering.remove_all(report)
+            finally:
+                self._flush_settlements()
         return report
 
     def _verifier_for(self, control: plan.LandingControl | None) -> _verify.ReplacementVerifier:
@@ -251,6 +254,9 @@ class Executor:
                     self._steering.bound(eviction.pod)
                     report.bound_at[eviction.pod] = bound.at
                     self._guard_landing(started.eviction, bound.node, report)
+        # Nothing more is reserved: the last settlement is written now, not after the
+        # wait for the replacements.
+        self._flush_settlements()
         # The last moves' taints go once their replacements are bound, not after
         # the wait for every replacement to be Ready.
         self._note_bound(waiting)
@@ -355,7 +361,9 @@ class Executor:
         if self._dry_run:
             self._record(report, eviction, "dry-run", eviction.reason)
             return None
-        self._settle(record, "evicted")
+        # Counted as the reservation was: written with the next reservation, or when
+        # the round's evicting ends (_flush_settlements).
+        self._state.note_evicted(record)
         self._record(report, eviction, "evicted", eviction.reason)
         if eviction.reason in NO_REPLACEMENT_RULES:
             return None
@@ -370,11 +378,22 @@ class Executor:
         )
 
     def _settle(self, record: _state.EvictionRecord, outcome: _state.Outcome) -> None:
+        """An outcome that stops counting ("refused", "gone"), written at once: it frees
+        budget."""
         try:
             self._state.settle(record, outcome)
         except ClusterError:
             # The reservation still counts: safe, only stricter than needed.
             log.warning("could not settle eviction record", extra={"pod": record.pod})
+
+    def _flush_settlements(self) -> None:
+        if self._dry_run:
+            return
+        try:
+            self._state.flush()
+        except ClusterError:
+            # The reservations still count, and a later round settles them as evicted.
+            log.warning("could not write the settlements of the round's evictions")
 
     def _siblings(self, pod: cluster.Pod) -> list[RawObject]:
         selector = ",".join(f"{k}={v}" for k, v in sorted(pod.labels.items()))

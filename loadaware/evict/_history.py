@@ -28,13 +28,20 @@ kind null for a workload. A realistic record takes about 90 bytes this way,
 where an object with its fields by name took 260: the history of a 5,000-node
 round of 1,400 evictions is about 130 KB.
 
-A round reads and rewrites its whole history twice per eviction (the reservation,
-then the settlement), so the history of a 1,000-eviction round would be decoded and
-encoded a thousand times over. History remembers the text it last read or wrote
-with its records, and each record's encoded form: what is unchanged is neither
-parsed nor encoded again. `since` and `strings` change only by appending a string,
-so an encoded record stays valid; once most strings belong to records that were
-pruned, both are laid out anew and every record is encoded once more.
+A round rewrites its whole history once per eviction (the reservation, which
+carries the settlement of the eviction before), so the history of a 1,000-eviction
+round would be decoded and encoded a thousand times over. History remembers the
+text it last read or wrote with its records, and each record's encoded form: what
+is unchanged is neither parsed nor encoded again. The records a store writes next
+are mostly the very objects it got back from the last write, in the same places:
+those are matched by identity, position by position, and only the others are
+looked up by value (a record another writer wrote, read back) or encoded. `since`
+and `strings` change only by appending a string, so an encoded record stays valid;
+once most strings belong to records that were pruned, both are laid out anew and
+every record is encoded once more.
+
+A record's time is parsed from its text once (parsed_time keeps the last 16,384
+parsed, more than a full state holds), not at every write that reads it.
 
 The format before this one, a JSON list of objects with the records' fields by
 name, is still read (an upgrade in the middle of a window keeps every budget); the
@@ -45,11 +52,14 @@ from __future__ import annotations
 
 import base64
 import datetime
+import functools
 import json
 import math
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from itertools import compress
+from operator import is_not
 from typing import Any, Generic, TypeVar
 
 Record = TypeVar("Record")
@@ -72,6 +82,14 @@ _HEADER_COLUMNS = json.dumps(list(COLUMNS), separators=_COMPACT)
 # Strings beyond this many per record belong mostly to pruned records: lay out anew.
 _STRINGS_PER_RECORD = 6
 _STRINGS_SLACK = 64
+# How many records may leave the front of the history between two writes (pruned)
+# and the rest still be matched to the last write's rows in place.
+_PRUNED_IN_PLACE = 64
+# Each record in the history is known by value under itself and as read back (two
+# entries at most); past three per record (and a few), those of records no longer
+# in it are forgotten, once per so many writes.
+_ENCODED_PER_RECORD = 3
+_ENCODED_SLACK = 64
 
 
 class History(Generic[Record]):
@@ -84,6 +102,10 @@ class History(Generic[Record]):
         self._make = record_type
         self._text: str | None = None
         self._records: tuple[Record, ...] = ()
+        # The rows of _records, position by position, and the frame they were encoded
+        # against; None when _records were read from another writer's text.
+        self._rows: list[str] | None = None
+        self._rows_frame: _Frame | None = None
         # Each record's row and the record as it reads back (its time in whole seconds).
         self._encoded: dict[Record, tuple[str, Record]] = {}
         self._frame = _Frame()
@@ -96,34 +118,82 @@ class History(Generic[Record]):
             else:
                 self._records = self._read(document)
             self._text = text
+            self._rows = None
         return self._records
 
     def encode(self, records: Sequence[Record]) -> str:
         if self._frame.outgrown(len(records)):
             self._lay_out(records)
         frame = self._frame
-        known = self._encoded
-        encoded: dict[Record, tuple[str, Record]] = {}
-        rows: list[str] = []
-        read_back: list[Record] = []
-        for r in records:
-            entry = known.get(r) or self._encode_one(r)
-            row, back = encoded[r] = entry
-            if back is not r:
-                encoded[back] = entry
-            rows.append(row)
-            read_back.append(back)
-        # Only the records still in the history are kept, so the cache stays its size;
-        # each under the record as read back too, which is what the next update starts
-        # from.
-        self._encoded = encoded
+        in_place = self._in_place(records)
+        if in_place is not None:
+            rows, read_back = in_place
+        else:
+            rows, read_back = self._looked_up(records)
         text = (
             f'{{"format":{FORMAT},"since":{json.dumps(_rfc3339(frame.since))},'
             f'"strings":[{frame.strings_text()}],"columns":{_HEADER_COLUMNS},'
             f'"records":[{",".join(rows)}]}}'
         )
         self._text, self._records = text, tuple(read_back)
+        self._rows, self._rows_frame = rows, frame
         return text
+
+    def _in_place(self, records: Sequence[Record]) -> tuple[list[str], list[Record]] | None:
+        """The rows and read-back records of `records` from those of the last encode,
+        where they are the same objects in the same places, after at most a few
+        pruned from the front; None when too few are (the records looked up then)."""
+        last, last_rows = self._records, self._rows
+        if last_rows is None or self._rows_frame is not self._frame or not last or not records:
+            return None
+        first = records[0]
+        for offset in range(min(len(last), _PRUNED_IN_PLACE + 1)):
+            if last[offset] is first:
+                break
+        else:
+            return None
+        aligned = last[offset:]
+        common = min(len(records), len(aligned))
+        # Positions whose record is another object than the last write's, found without
+        # a Python loop over the ones that are not.
+        changed = list(compress(range(common), map(is_not, records, aligned)))
+        if len(changed) > common // 4 + 8:
+            return None
+        rows = last_rows[offset : offset + common]
+        read_back = list(aligned[:common])
+        for i in changed:
+            rows[i], read_back[i] = self._entry(records[i])
+        for r in records[common:]:
+            row, back = self._entry(r)
+            rows.append(row)
+            read_back.append(back)
+        if len(self._encoded) > _ENCODED_PER_RECORD * len(records) + _ENCODED_SLACK:
+            self._encoded = _by_value(records, rows, read_back)
+        return rows, read_back
+
+    def _entry(self, record: Record) -> tuple[str, Record]:
+        """A record's row and the record as it reads back: known by value, or encoded
+        (and then known, under both)."""
+        entry = self._encoded.get(record)
+        if entry is None:
+            entry = self._encoded[record] = self._encode_one(record)
+            if entry[1] is not record:
+                self._encoded[entry[1]] = entry
+        return entry
+
+    def _looked_up(self, records: Sequence[Record]) -> tuple[list[str], list[Record]]:
+        known = self._encoded
+        rows: list[str] = []
+        read_back: list[Record] = []
+        for r in records:
+            row, back = known.get(r) or self._encode_one(r)
+            rows.append(row)
+            read_back.append(back)
+        # Only the records still in the history are kept, so the cache stays its size;
+        # each under the record as read back too, which is what the next update starts
+        # from.
+        self._encoded = _by_value(records, rows, read_back)
+        return rows, read_back
 
     def compact(self) -> None:
         """Forget the strings no record uses any more; the next encode lays out anew."""
@@ -345,9 +415,26 @@ def fold(
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
+def _by_value(
+    records: Sequence[Record], rows: list[str], read_back: list[Record]
+) -> dict[Record, tuple[str, Record]]:
+    encoded: dict[Record, tuple[str, Record]] = {}
+    for r, row, back in zip(records, rows, read_back, strict=True):
+        encoded[r] = encoded[back] = (row, back)
+    return encoded
+
+
 def _parse(text: str) -> datetime.datetime:
     moment = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=datetime.UTC)
+
+
+# A state holds some ten thousand records at most (STATE_DATA_LIMIT), many of them
+# at the same second.
+@functools.lru_cache(maxsize=1 << 14)
+def parsed_time(text: str) -> datetime.datetime:
+    """A record's time from its RFC 3339 text, parsed once while it is in use."""
+    return _parse(text)
 
 
 def _whole_seconds_up(moment: datetime.datetime) -> datetime.datetime:

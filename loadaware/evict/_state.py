@@ -7,6 +7,23 @@ called, and settled after: a process killed in between leaves a reservation
 that still counts, so no crash can exceed a budget. Two writers racing get a
 409 and the loser re-reads and re-checks.
 
+A settlement as evicted is not a write of its own (note_evicted): "evicted"
+counts against every budget exactly as "reserved" does, so it goes with the
+store's next write (the next reservation, another settlement, the breaker) or
+with flush, which the executor calls when the round's evicting ends, however it
+ends. A round writes its state once per eviction. Until it is written, the
+store's own reads (records, carried_budget, settle_pending) see it applied; a
+process stopped before the write leaves the reservation, which counts the same
+and which a later round settles as evicted (below: the pod is gone, replaced or
+terminating). A settlement that stops counting ("refused", "gone") frees budget
+and is written at once (settle), with any pending.
+
+A write costs little more on a long history than on a short one: from one write
+to the next the store starts from what it wrote (no read), prunes only once the
+oldest record is PRUNE_SLACK past every budget's span, checks the budgets against
+sums kept in step with the history (_tally), and encodes only the records that
+changed (_history); each record's time is parsed once.
+
 The suspend switch is the annotation `loadaware.io/suspend` on the same
 ConfigMap, so that on-call can flip it with `loadaware suspend` or a plain
 `kubectl annotate` and no deploy. It is checked in the same read that reserves
@@ -37,7 +54,7 @@ from __future__ import annotations
 import datetime
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -45,13 +62,9 @@ from loadaware import plan
 from loadaware.errors import (
     ClusterError,
     ConflictError,
-    ForbiddenError,
-    MissingNamespaceError,
-    MissingPermissionError,
-    NotFoundError,
     RefusedError,
 )
-from loadaware.evict import _history
+from loadaware.evict import _history, _pending, _state_access, _tally
 from loadaware.kube import Kube, RawObject
 from loadaware.policy import LoadAwarePolicy
 
@@ -82,6 +95,8 @@ STATE_DATA_LIMIT = 900 * 1024
 # Making room frees 1/FOLD_HEADROOM of the limit beyond what the write needs, so that
 # the next thousand or so evictions are written without it.
 FOLD_HEADROOM = 8
+# How long past every budget's span a record may stay before it is pruned (_pruned).
+PRUNE_SLACK = datetime.timedelta(minutes=5)
 # Clocks of replicas may differ: a record forgets its workload only this long after
 # the cooldown, as one replica's clock reads it.
 CLOCK_SKEW_MARGIN = datetime.timedelta(minutes=1)
@@ -103,7 +118,8 @@ class EvictionRecord:
 
     @property
     def time(self) -> datetime.datetime:
-        return datetime.datetime.fromisoformat(self.at.replace("Z", "+00:00"))
+        # Read at every write for each record the history holds: parsed once.
+        return _history.parsed_time(self.at)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -194,6 +210,9 @@ class _Snapshot:
     breaker: Breaker
     suspension: Suspension
     body: RawObject | None  # None: the ConfigMap does not exist yet
+    # No record is older than this (None: not known): until it is PRUNE_SLACK past
+    # every budget's span, nothing is pruned and no record is looked at to know it.
+    oldest: datetime.datetime | None = None
 
 
 class StateStore:
@@ -215,15 +234,21 @@ class StateStore:
         # The ConfigMap as this store last wrote it: the next update starts from it
         # rather than from a read. Its resourceVersion makes the write fail (409) if
         # anyone wrote since, a suspension included, and only then is it read again.
-        # A round updates twice per eviction, and the history grows with the round.
+        # A round updates once per eviction, and the history grows with the round.
         self._written: _Snapshot | None = None
+        # Settlements that count exactly as the reservation they settle, carried to
+        # the next write (note_evicted, flush), by (round, pod, uid).
+        self._pending = _pending.PendingSettlements()
+        self._tally = _tally.Tally(COUNTING)
 
     # Reading ----------------------------------------------------------------
 
     def _read(self) -> _Snapshot:
         return self._snapshot_of(self._kube.read_config_map(self._namespace, self._name))
 
-    def _snapshot_of(self, body: RawObject | None) -> _Snapshot:
+    def _snapshot_of(
+        self, body: RawObject | None, oldest: datetime.datetime | None = None
+    ) -> _Snapshot:
         if body is None:
             return _Snapshot(records=(), breaker=Breaker(), suspension=Suspension(), body=None)
         data = body.get("data") or {}
@@ -237,14 +262,25 @@ class StateStore:
             reason=raw_breaker.get("reason", ""),
         )
         return _Snapshot(
-            records=records, breaker=breaker, suspension=suspension_of(body), body=body
+            records=records,
+            breaker=breaker,
+            suspension=suspension_of(body),
+            body=body,
+            oldest=oldest,
         )
+
+    def _current(self) -> tuple[EvictionRecord, ...]:
+        """The records as the ConfigMap holds them, with this store's pending
+        settlements applied: what they are, though not yet written."""
+        records = list(self._read().records)
+        self._pending.apply(records)
+        return tuple(records)
 
     def breaker(self) -> Breaker:
         return self._read().breaker
 
     def records(self) -> tuple[EvictionRecord, ...]:
-        return self._read().records
+        return self._current()
 
     def suspension(self) -> Suspension:
         return self._read().suspension
@@ -254,7 +290,7 @@ class StateStore:
     ) -> plan.CarriedBudget:
         """What earlier rounds used of the budgets that span rounds, for the planner."""
         now = self._clock()
-        records = [r for r in self._read().records if r.outcome in COUNTING]
+        records = [r for r in self._current() if r.outcome in COUNTING]
         limits = self._policy.limits
         cooling = frozenset(
             r.workload for r in records if r.workload and now - r.time < limits.cooldown
@@ -283,44 +319,10 @@ class StateStore:
         )
 
     def check_access(self, *, write: bool) -> bool:
-        """Whether rounds can keep their state here; raises MissingNamespaceError or
-        MissingPermissionError, each with the fix, when they cannot.
-
-        `write`: also the create or update a reservation needs, as a server-side dry
-        run. Without it (a dry run writes no state) a missing namespace is no
-        error: the state reads as empty, and False says so."""
-        namespace = self._namespace
-        try:
-            found = self._kube.find_namespace(namespace)
-        except ForbiddenError as exc:
-            raise _missing_permission(exc, "list on namespaces", "clusterrole.yaml") from None
-        if found is None or (found.get("metadata") or {}).get("deletionTimestamp"):
-            if not write:
-                return False
-            raise _missing_namespace(namespace, "state.namespace", terminating=found is not None)
-        try:
-            body = self._kube.read_config_map(namespace, self._name)
-        except ForbiddenError as exc:
-            raise _missing_permission(
-                exc, f"get on configmaps/{self._name} in namespace {namespace}", "role.yaml"
-            ) from None
-        if not write:
-            return True
-        verb = "create" if body is None else "update"
-        try:
-            self._kube.check_config_map_write(
-                namespace, body if body is not None else self._new_body({}), create=body is None
-            )
-        except ConflictError:
-            pass  # written in between: a 409 comes after authorization, which passed
-        except NotFoundError:
-            raise _missing_namespace(namespace, "state.namespace") from None
-        except ForbiddenError as exc:
-            grant = f"{verb} on configmaps" + (f"/{self._name}" if verb == "update" else "")
-            raise _missing_permission(
-                exc, f"{grant} in namespace {namespace}", "role.yaml"
-            ) from None
-        return True
+        """Whether rounds can keep their state here (_state_access.check_state_access)."""
+        return _state_access.check_state_access(
+            self._kube, self._namespace, self._name, self._new_body({}), write=write
+        )
 
     @property
     def settle_after(self) -> datetime.timedelta:
@@ -347,7 +349,7 @@ class StateStore:
         now = self._clock()
         pending = [
             r
-            for r in self._read().records
+            for r in self._current()
             if r.outcome == "reserved" and now - r.time > self.settle_after
         ]
         decided: dict[tuple[str, str], Settlement] = {}
@@ -406,7 +408,25 @@ class StateStore:
 
         self._update(change, refuse_when_suspended=True, refuse_when_full=True)
 
+    def note_evicted(self, record: EvictionRecord) -> None:
+        """Settle a reservation as evicted, written with the next write (a reservation,
+        another settlement, the breaker, flush) rather than by a write of its own.
+
+        "evicted" counts against every budget exactly as "reserved" does (COUNTING),
+        so until it is written the record counts as it will after; a process stopped
+        before the write leaves the reservation, which a later round settles
+        (settle_pending: the pod is gone, replaced or terminating, so it stays
+        counted). Every read of this store sees it settled."""
+        self._pending.add(record, "evicted")
+
+    def flush(self) -> None:
+        """Write the settlements note_evicted carries, if any."""
+        if self._pending:
+            self._update(lambda _records, breaker: breaker)
+
     def settle(self, record: EvictionRecord, outcome: Outcome) -> None:
+        """Settle a reservation now, with whatever settlements are pending."""
+
         def change(records: list[EvictionRecord], breaker: Breaker) -> Breaker:
             for i, existing in enumerate(records):
                 if (existing.round, existing.pod, existing.uid) == (
@@ -425,29 +445,23 @@ class StateStore:
     def close_breaker(self) -> None:
         self._update(lambda records, _breaker: Breaker())
 
-    def _check_budgets(self, records: Iterable[EvictionRecord], new: EvictionRecord) -> None:
+    def _check_budgets(self, records: Sequence[EvictionRecord], new: EvictionRecord) -> None:
         now = self._clock()
         limits = self._policy.limits
-        counting = [r for r in records if r.outcome in COUNTING]
-        earlier_rounds = [r for r in counting if r.round != new.round]
-        if any(
-            r.workload == new.workload and now - r.time < limits.cooldown for r in earlier_rounds
-        ):
+        # In step with the history rather than a pass over it: this runs at every
+        # reservation, and the history grows with the round (_tally).
+        tally = self._tally
+        tally.follow(records)
+        if tally.cooling(new.workload, new.round, now - limits.cooldown):
             raise BudgetExhaustedError("cooldown")
         window = limits.window
         if window is None:
             return
-        recent = [r for r in counting if now - r.time < window.duration]
-        if (
-            window.max_evictions is not None
-            and sum(r.count for r in recent) >= window.max_evictions
-        ):
+        recent, recent_in_namespace = tally.in_window(new.namespace, now - window.duration)
+        if window.max_evictions is not None and recent >= window.max_evictions:
             raise BudgetExhaustedError("window.maxEvictions")
         per_namespace = window.max_evictions_per_namespace
-        if (
-            per_namespace is not None
-            and sum(r.count for r in recent if r.namespace == new.namespace) >= per_namespace
-        ):
+        if per_namespace is not None and recent_in_namespace >= per_namespace:
             raise BudgetExhaustedError("window.maxEvictionsPerNamespace")
 
     def set_suspended(self, suspended: bool, *, by: str, reason: str) -> Suspension:
@@ -489,22 +503,30 @@ class StateStore:
             snapshot, self._written = self._written or self._read(), None
             if refuse_when_suspended and snapshot.suspension.suspended:
                 raise SuspendedError(snapshot.suspension)
-            records = list(self._pruned(snapshot.records))
+            records, oldest = self._pruned(snapshot)
+            self._pending.apply(records)
             breaker = change(records, snapshot.breaker)
             body = snapshot.body
             try:
                 written = self._write(body, records, breaker, refuse_when_full=refuse_when_full)
-                self._written = self._snapshot_of(written)
-                return
             except ConflictError:
                 continue  # another writer got in first: re-read and re-check
+            self._written = self._snapshot_of(written, oldest)
+            self._pending.clear()
+            return
         raise ConflictError(
             f"configmap {self._namespace}/{self._name} kept changing; "
             f"gave up after {MAX_WRITE_ATTEMPTS} attempts"
         )
 
-    def _pruned(self, records: Iterable[EvictionRecord]) -> Iterable[EvictionRecord]:
-        """Records still needed by some budget; older ones are dropped on write."""
+    def _pruned(self, snapshot: _Snapshot) -> tuple[list[EvictionRecord], datetime.datetime]:
+        """Records still needed by some budget, older ones dropped on write, and a time
+        none of them is older than.
+
+        Dropped once the oldest is PRUNE_SLACK past what any budget reads, not as
+        soon as it is: a pass over the history per few minutes rather than at every
+        write while records age out. No budget counts them meanwhile (each reads
+        its own span)."""
         limits = self._policy.limits
         keep = max(
             limits.cooldown,
@@ -512,7 +534,13 @@ class StateStore:
             datetime.timedelta(hours=1),
         )
         now = self._clock()
-        return (r for r in records if now - r.time < keep)
+        kept_after = now - keep  # now - t < keep is t > now - keep
+        # What the write adds is stamped now: the bound is now at the latest (a
+        # clock set back only keeps records longer).
+        if snapshot.oldest is not None and snapshot.oldest > kept_after - PRUNE_SLACK:
+            return list(snapshot.records), min(snapshot.oldest, now)
+        kept = [r for r in snapshot.records if r.time > kept_after]
+        return kept, min(min((r.time for r in kept), default=now), now)
 
     def _write(
         self,
@@ -593,26 +621,6 @@ def _data_size(data: Mapping[str, str], binary: Mapping[str, str] | None) -> int
     that carries it."""
     return sum(
         len(k.encode()) + len(v.encode()) for k, v in (*data.items(), *(binary or {}).items())
-    )
-
-
-def _missing_namespace(
-    namespace: str, setting: str, *, terminating: bool = False
-) -> MissingNamespaceError:
-    if terminating:
-        return MissingNamespaceError(
-            f'namespace "{namespace}" is being deleted: create it again once it is gone '
-            f"(kubectl create namespace {namespace}) or set {setting}"
-        )
-    return MissingNamespaceError(
-        f'namespace "{namespace}" not found: '
-        f"create it (kubectl create namespace {namespace}) or set {setting}"
-    )
-
-
-def _missing_permission(exc: ForbiddenError, grant: str, manifest: str) -> MissingPermissionError:
-    return MissingPermissionError(
-        f"{exc}: grant {grant} to the identity loadaware runs as (as deploy/base/{manifest} does)"
     )
 
 

@@ -273,15 +273,26 @@ class Kube:
 
     def replace_config_map(self, namespace: str, body: RawObject) -> RawObject:
         """PUT with metadata.resourceVersion set: ConflictError if someone wrote in between."""
+        from kubernetes.client.exceptions import ApiException
+
         name = body["metadata"]["name"]
         with self._translated(f"update configmap {namespace}/{name}"):
-            return self._raw(
-                self._core.replace_namespaced_config_map,
-                name,
-                namespace,
-                body,
-                field_manager=FIELD_MANAGER,
+            # The request CoreV1Api.replace_namespaced_config_map builds, without its
+            # per-call argument validation: a round writes its state at every eviction.
+            request = self._api.param_serialize(
+                "PUT",
+                "/api/v1/namespaces/{namespace}/configmaps/{name}",
+                path_params={"namespace": namespace, "name": name},
+                query_params=[("fieldManager", FIELD_MANAGER)],
+                header_params={"Accept": "application/json", "Content-Type": "application/json"},
+                body=body,
+                auth_settings=["BearerToken"],
             )
+            answer = self._api.call_api(*request, _request_timeout=self._timeout)
+            answer.read()
+            if not 200 <= answer.status <= 299:
+                raise ApiException.from_response(http_resp=answer, body=None, data=None)
+            return json.loads(answer.data)
 
     # Events ---------------------------------------------------------------
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import json
+import random
 from typing import Any
 
 import pytest
@@ -317,3 +318,31 @@ def test_folding_again_merges_what_was_folded() -> None:
     assert sum(r.count for r in twice) == 100
     minutes = {(r.namespace, r.time.replace(second=0)) for r in records}
     assert len(twice) == len(minutes)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_history_changed_a_few_records_at_a_time_reads_back_to_its_records(seed: int) -> None:
+    # As a store changes it from write to write: records appended, settled, pruned from
+    # the front, and the history read back from the text it wrote or another wrote.
+    rng = random.Random(seed)
+    pool = _round_evictions(400, per_round=60)
+    history = _Counting()
+    records: list[Any] = []
+    for step, new in enumerate(pool):
+        records.append(new)
+        action = rng.random()
+        if action < 0.3:
+            i = rng.randrange(len(records))
+            records[i] = dataclasses.replace(records[i], outcome=rng.choice(["evicted", "gone"]))
+        elif action < 0.4:
+            del records[: rng.randrange(1, 5)]
+        text = history.encode(records)
+        assert _history.History(evict.EvictionRecord).decode(text) == tuple(
+            _whole_seconds(r) for r in records
+        ), step
+        if action > 0.95:
+            records = list(_history.History(evict.EvictionRecord).decode(text))
+        else:
+            records = list(history.decode(text))
+    # Each record about once: the new one, the one settled, and all after a layout.
+    assert history.encoded < 3 * len(pool)
