@@ -433,7 +433,7 @@ def _cmd_convert(args: argparse.Namespace) -> Outcome:
 
 def _print_plan(result: plan.Plan, output: str, all_nodes: bool, **extra: object) -> None:
     if output == "json":
-        sys.stdout.write(json.dumps(plan.plan_to_json(result), indent=2) + "\n")
+        sys.stdout.write(report.json_text(plan.plan_to_json(result)))
     elif output == "html":
         sys.stdout.write(report.render_plan_html(plan.plan_to_json(result)))
     else:
@@ -507,7 +507,7 @@ def _cmd_simulate(args: argparse.Namespace) -> Outcome:
             "hotAfter": result.hot_after,
             "verdict": result.summary(),
         }
-        sys.stdout.write(json.dumps(body, indent=2) + "\n")
+        sys.stdout.write(report.json_text(body))
     else:
         sys.stdout.write(f"{title}\n\n")
         sys.stdout.write(
