@@ -716,13 +716,14 @@ def entry() -> NoReturn:
 
 def _exit_now(code: int) -> None:
     logging.shutdown()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        # Output that cannot be written (a closed pipe): the interpreter's own exit
-        # reports it, with its own exit code, as it always has.
-        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:  # None: started with the descriptor closed
+                stream.flush()
+        except (OSError, ValueError):
+            # Output that cannot be written (a closed pipe): the interpreter's own
+            # exit reports it, with its own exit code, as it always has.
+            return
     os._exit(code)
 
 

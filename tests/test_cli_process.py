@@ -142,6 +142,19 @@ def test_a_pipe_closed_early_ends_the_process_as_before(generated_files) -> None
     assert outcomes[0][0] != 0
 
 
+def test_standard_output_closed_ends_the_process_as_before(small_files) -> None:
+    # Started with descriptor 1 closed: sys.stdout is None, nothing can be printed.
+    args = " ".join(_plan(small_files, "-o", "json"))
+    outcomes = []
+    for command in (MODULE, MAIN_ONLY):
+        line = " ".join(f"'{part}'" for part in command)
+        outcomes.append(_run(["sh", "-c", f"exec {line} {args} >&-"]))
+    entry, main_only = outcomes
+    assert (entry.returncode, entry.stderr) == (main_only.returncode, main_only.stderr)
+    assert outcomes[0].returncode == 1
+    assert "unexpected failure" in outcomes[0].stderr
+
+
 def _with_exit_hook(argv: list[str]) -> subprocess.CompletedProcess[str]:
     # An atexit hook runs when the interpreter tears itself down, never after os._exit.
     script = (
