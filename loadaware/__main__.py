@@ -1,3 +1,3 @@
-from loadaware.cli import main
+from loadaware.cli import entry
 
-raise SystemExit(main())
+entry()

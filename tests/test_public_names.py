@@ -257,6 +257,7 @@ PUBLIC_NAMES: dict[str, list[str]] = {
     ],
     "loadaware.report": [
         "bar",
+        "json_text",
         "model_error",
         "render_plan_html",
         "render_plan_table",
