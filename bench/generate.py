@@ -28,6 +28,7 @@ import argparse
 import datetime
 import json
 import pathlib
+import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -36,6 +37,18 @@ import yaml
 
 from bench import gpu_pool, scheduler_families
 from loadaware.sim import scenarios
+
+
+def usage_independent_in_child(
+    nodes: int, out: pathlib.Path, *, seed: int, now: str | None = None
+) -> None:
+    """Generate the usage-independent family into `out` in a process of its own, so
+    that the caller's process holds none of it (its peak memory is measured)."""
+    command = [sys.executable, "-m", "bench.generate", "--nodes", str(nodes)]
+    command += ["--family", "usage-independent", "--seed", str(seed), "--out", str(out)]
+    if now is not None:
+        command += ["--now", now]
+    subprocess.run(command, check=True)
 
 
 def _timestamp(value: str) -> datetime.datetime:

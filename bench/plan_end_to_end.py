@@ -40,6 +40,8 @@ import time
 from collections.abc import Sequence
 from typing import Final
 
+from bench import generate
+
 DEFAULT_SIZES: Final = (5000,)
 DEFAULT_RUNS: Final = 5
 # Fixed, so that a generated directory can be planned again later: the metrics are
@@ -142,27 +144,6 @@ def counts(directory: pathlib.Path) -> tuple[int, int]:
     return len(document.get("nodes") or ()), len(document.get("pods") or ())
 
 
-def _generate(nodes: int, directory: pathlib.Path, *, seed: int, now: str) -> None:
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.generate",
-            "--nodes",
-            str(nodes),
-            "--family",
-            "usage-independent",
-            "--seed",
-            str(seed),
-            "--now",
-            now,
-            "--out",
-            str(directory),
-        ],
-        check=True,
-    )
-
-
 def run_plan(command: Sequence[str]) -> Run:
     """Run `command` as a child whose standard output goes to /dev/null; its wall
     time, and its CPU time and peak RSS as the kernel accounts them (wait4)."""
@@ -208,7 +189,7 @@ def measure(
     policy_file: pathlib.Path,
 ) -> Row:
     if not (directory / "cluster.json").exists():
-        _generate(nodes, directory, seed=seed, now=now)
+        generate.usage_independent_in_child(nodes, directory, seed=seed, now=now)
     node_count, pods = counts(directory)
     command = plan_command(directory, policy_file, now)
     done = []

@@ -48,6 +48,7 @@ from typing import Any, BinaryIO
 
 import kubernetes.client
 
+from bench import generate
 from loadaware import cluster, kube, policy, runtime
 from loadaware import round as rounds
 from loadaware.evict import _taint
@@ -116,25 +117,6 @@ def _proc_peak_mib(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return 0.0
-
-
-def _generate(nodes: int, out: pathlib.Path, seed: int) -> None:
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.generate",
-            "--nodes",
-            str(nodes),
-            "--family",
-            "usage-independent",
-            "--seed",
-            str(seed),
-            "--out",
-            str(out),
-        ],
-        check=True,
-    )
 
 
 def _serve(directory: pathlib.Path, log: BinaryIO) -> tuple[subprocess.Popen[bytes], pathlib.Path]:
@@ -269,7 +251,7 @@ def measure(
     lookahead: int | None = None,
 ) -> Row:
     if not (directory / "cluster.json").exists():
-        _generate(nodes, directory, seed)
+        generate.usage_independent_in_child(nodes, directory, seed=seed)
     with (directory / "sim.log").open("wb") as log:
         server, kubeconfig = _serve(directory, log)
         try:
