@@ -3,11 +3,12 @@ reads them, or left to it."""
 
 from __future__ import annotations
 
+import datetime
 import json
 from typing import Any
 
 import msgspec
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from loadaware.cluster import _cache_node_events, _cache_store
@@ -24,12 +25,32 @@ def event_line(type_: str, raw: Any) -> bytes:
 @given(
     NODE, st.sampled_from(["ADDED", "MODIFIED", "DELETED", "BOOKMARK"]), st.sampled_from(["", "41"])
 )
+@example(  # a value JSON writes as a string: both paths read the same text
+    {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "worker-a"},
+        "spec": {
+            "taints": [
+                {
+                    "key": datetime.datetime(2026, 11, 28, tzinfo=datetime.UTC),
+                    "effect": "NoSchedule",
+                }
+            ]
+        },
+        "status": {"allocatable": {"cpu": "100m", "memory": "100m"}},
+    },
+    "ADDED",
+    "",
+)
 def test_a_node_event_is_read_as_the_generic_path_reads_it(
     raw: dict[str, Any], type_: str, version: str
 ) -> None:
     if version and isinstance(raw.get("metadata"), dict):
         raw["metadata"]["resourceVersion"] = version
-    read = EVENTS.read(event_line(type_, raw))
+    line = event_line(type_, raw)
+    raw = msgspec.json.decode(line)["object"]  # as the generic path reads it
+    read = EVENTS.read(line)
     if read is None:
         return
     assert type_ in ("ADDED", "MODIFIED")
