@@ -21,6 +21,7 @@ import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import quote, urlencode
 
 from loadaware.errors import NotFoundError
 from loadaware.kube._errors import server_of, translated
@@ -300,22 +301,29 @@ def _sent(
     content_type: str,
     timeout: float,
 ) -> Any:
-    """The answer to a JSON request, built as the generated API method builds it but
-    without its per-call argument validation, for the writes a round makes at every
-    eviction. An answer that is not 2xx raises the client's ApiException, read, as
-    the generated method does, for the one translation of errors."""
+    """The answer to a JSON request, sent through the client's own REST layer (its
+    pool, TLS, proxy and timeouts) with the client's headers and credentials, for
+    the writes a round makes at every eviction. Built here rather than by the
+    generated method or `param_serialize`: their per-call validation and
+    serialisation of plain JSON cost a third of each write, and steering writes tens
+    of taints per eviction on a large cluster. An answer that is not 2xx raises the
+    client's ApiException, read, as the generated method does, for the one
+    translation of errors."""
     from kubernetes.client.exceptions import ApiException
 
-    request = api.param_serialize(
-        method,
-        path,
-        path_params=path_params,
-        query_params=query,
-        header_params={"Accept": "application/json", "Content-Type": content_type},
-        body=body,
-        auth_settings=["BearerToken"],
-    )
-    answer = api.call_api(*request, _request_timeout=timeout)
+    config = api.configuration
+    headers = {"Accept": "application/json", "Content-Type": content_type, **api.default_headers}
+    if api.cookie:
+        headers["Cookie"] = api.cookie
+    # The credentials as the client applies them: a bearer token refreshed by its
+    # hook (exec plugins, projected tokens) or none where client certificates are used.
+    api.update_params_for_auth(headers, query, ["BearerToken"], path, method, body)
+    for key, value in path_params.items():
+        path = path.replace("{" + key + "}", quote(value, safe=config.safe_chars_for_path_param))
+    url = config.host + path
+    if query:
+        url += "?" + urlencode(query, quote_via=quote)
+    answer = api.call_api(method, url, headers, body, _request_timeout=timeout)
     if not 200 <= answer.status <= 299:
         answer.read()
         raise ApiException.from_response(http_resp=answer, body=None, data=None)

@@ -399,6 +399,9 @@ class RawHelper:
 
 
 def _raw_helpers_in(tree: ast.Module) -> dict[str, RawHelper]:
+    """The module's raw-request helpers: functions that build a request from their own
+    `method` and resource-path parameters, through `param_serialize(method, path)`
+    or by sending `call_api(method, ...)` with a parameter named `path`."""
     helpers: dict[str, RawHelper] = {}
     for function in tree.body:
         if not isinstance(function, ast.FunctionDef):
@@ -408,12 +411,22 @@ def _raw_helpers_in(tree: ast.Module) -> dict[str, RawHelper]:
             if not (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "param_serialize"
-                and len(node.args) >= 2
-                and all(isinstance(a, ast.Name) and a.id in params for a in node.args[:2])
+                and node.func.attr in ("param_serialize", "call_api")
+                and node.args
+                and all(isinstance(a, ast.Name) and a.id in params for a in node.args[:1])
             ):
                 continue
-            method, path = (a.id for a in node.args[:2])  # type: ignore[attr-defined]
+            method = node.args[0].id  # type: ignore[attr-defined]
+            if node.func.attr == "param_serialize":
+                if len(node.args) < 2 or not (
+                    isinstance(node.args[1], ast.Name) and node.args[1].id in params
+                ):
+                    continue
+                path = node.args[1].id
+            elif "path" in params:
+                path = "path"
+            else:
+                continue
             helpers[function.name] = RawHelper(
                 function.name, (params.index(method), method), (params.index(path), path)
             )
@@ -487,6 +500,9 @@ def scan_file(path: pathlib.Path) -> Iterator[ApiCall]:
         if node.attr == "call_api" and not any(
             isinstance(n, ast.Attribute) and n.attr == "param_serialize" for n in ast.walk(tree)
         ):
+            function = _enclosing_function(node, parents)
+            if function is not None and function.name in defined_here:
+                continue  # a helper: its calls carry the permissions
             raise ScanError(f"{relative}:{node.lineno}: a raw call_api the scan cannot map")
         owners = {name for name, methods in every.items() if node.attr in methods}
         if not owners:
