@@ -1,6 +1,11 @@
 """Usage from metrics-server: the metrics.k8s.io/v1beta1 API, read through the
 official client's CustomObjectsApi (two lists per round: nodes and pods).
 
+Each list is read raw and decoded typed (_metrics_server_lists), and only the
+objects asked for are converted; an answer the typed decode cannot type is read
+by the client's own deserializer and converted generically, so that both give
+the same samples and the same refusals.
+
 Each NodeMetrics and PodMetrics covers the interval [timestamp - window,
 timestamp] (the API's documented meaning), so `timestamp` is the time of its
 newest sample; `window` must be a positive duration or the object is malformed.
@@ -177,7 +182,8 @@ class MetricsServerProvider:
 
     def _deserialized(self, response: Any) -> Any:
         """The read answer as the generated method reads it when it loads the content
-        itself (its response types: an object for 200)."""
+        itself: the response types are list_cluster_custom_object's own (an object
+        for 200), so that another 2xx reads as nothing, as it did."""
         from kubernetes.client import rest
 
         answer = rest.RESTResponse(response)
