@@ -7,9 +7,10 @@ same bytes as `application/json; charset=utf-8`, which the client reads itself),
 give equal Usage, for all and for some of the nodes and pods; each refusal of a
 malformed answer (metadata.name, usage, quantity, timestamp, window, containers,
 duplicates, not a list of objects, fields of another JSON type, non-ASCII) is
-the same both ways; one connection serves every read (each answer's connection
-goes back to the pool); random NodeMetrics and PodMetrics items (Hypothesis):
-whenever the typed reader reads them, it converts them as the generic path does.
+the same both ways, and so is a 2xx answer other than 200; one connection serves
+every read (each answer's connection goes back to the pool); random NodeMetrics
+and PodMetrics items (Hypothesis): whenever the typed reader reads them, it
+converts them as the generic path does.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class BytesStub:
 
     def __init__(self, content_type: str) -> None:
         self.routes: dict[str, bytes] = {}
+        self.status = 200
         self.ports: list[int] = []
         stub = self
 
@@ -57,7 +59,7 @@ class BytesStub:
             def do_GET(self) -> None:
                 stub.ports.append(self.client_address[1])
                 data = stub.routes[self.path.split("?")[0]]
-                self.send_response(200)
+                self.send_response(stub.status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -236,6 +238,19 @@ def test_answers_not_a_list_of_objects_refuse_the_same_both_ways(
     stubs: dict[str, BytesStub], body: bytes
 ) -> None:
     assert both_ways(stubs, body, b"{}", ["node-a"]) == (
+        "metrics-query-failed",
+        "metrics.k8s.io/v1beta1 nodes: the answer is not a list of objects",
+    )
+
+
+def test_a_2xx_answer_other_than_200_reads_as_nothing_both_ways(
+    stubs: dict[str, BytesStub],
+) -> None:
+    """The generated method has a response type for 200 only: another 2xx, however
+    well formed, was read as no list, and still is."""
+    for stub in stubs.values():
+        stub.status = 203
+    assert both_ways(stubs, raw_list("NodeMetricsList", [NODE]), b"{}", ["node-a"]) == (
         "metrics-query-failed",
         "metrics.k8s.io/v1beta1 nodes: the answer is not a list of objects",
     )
