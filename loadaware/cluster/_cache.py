@@ -269,13 +269,13 @@ class ClusterCache:
         with self._store.lock:
             keys = sorted(self._store.pods_labelled(namespace, wanted))
             entries = [self._store.pods[k] for k in keys]
-        return [_pod_view(e) for e in entries]
+        return _pod_views(entries)
 
     def list_node_pods(self, node: str) -> list[dict[str, Any]]:
         self._listed(_cache_objects.PODS)
         with self._store.lock:
             entries = [self._store.pods[k] for k in sorted(self._store.pods_by_node.get(node, ()))]
-        return [_pod_view(e) for e in entries]
+        return _pod_views(entries)
 
     def read_node(self, name: str) -> dict[str, Any] | None:
         """The node's taints and resourceVersion as last seen (the fields a write of its
@@ -340,6 +340,11 @@ def _pod_view(entry: _cache_objects.PodEntry) -> dict[str, Any]:
     if view is None:
         view = entry.view = _built_view(entry)
     return view
+
+
+def _pod_views(entries: list[_cache_objects.PodEntry]) -> list[dict[str, Any]]:
+    # Most are built already, at every check after the first: no call for those.
+    return [e.view or _pod_view(e) for e in entries]
 
 
 def _built_view(entry: _cache_objects.PodEntry) -> dict[str, Any]:
