@@ -1,12 +1,14 @@
 """The cluster cache's pod views (what `read_pod`, `list_pods` and `list_node_pods`
 answer), built once per change of a pod and shared by the reads until the next.
 
-Covers: every view equals the one built field by field from the pod as a fresh list
-gives it (Ready, Pending and unschedulable, terminating), through each of the three
-reads; a read with nothing changed gives the same view again; a watch event that
-changes the pod (new labels, an eviction marking it terminating) gives a new view
-with the change, and leaves the view read before it as it was; a deleted pod's view
-is held by no entry of the cache once the deletion is heard.
+Covers: every view, kept from before the pods' changes or built after them, equals
+the one built field by field (as the cache built each at every read before views
+were kept) from the pod as a fresh list gives it (Ready, Pending and unschedulable,
+terminating), through each of the three reads; a read with nothing changed gives
+the same view again; a watch event that changes the pod (new labels, an eviction
+marking it terminating) gives a new view with the change, and leaves the view read
+before it as it was; a deleted pod's view is held by no entry of the cache once the
+deletion is heard.
 """
 
 from __future__ import annotations
@@ -110,6 +112,9 @@ def test_every_view_is_the_one_built_field_by_field(
     pod = _evictable(cache)
     assert pod.workload is not None
     assert pod.workload.kind == "Deployment"
+    # Every pod's view built before the changes: the unchanged ones are read again.
+    for namespace in {p.namespace for p in cache.snapshot().pods}:
+        assert cache.list_pods(namespace)
     # More replicas than the nodes hold: some stay Pending, unschedulable.
     apps = kubernetes.client.AppsV1Api(client)
     apps.patch_namespaced_deployment(pod.workload.name, pod.namespace, {"spec": {"replicas": 250}})
