@@ -33,7 +33,8 @@ follows on. The cache only holds objects; what a listener makes of them is its o
 The executor's reads (`read_pod`, `list_pods`, `list_node_pods`, `list_nodes`,
 `find_namespace`, and `read_node`, a node's taints with their resourceVersion) are
 answered from the cache, as the raw objects' fields the executor reads; writes still
-go to the API server.
+go to the API server. A pod's is built once per change of the pod and shared by every
+read until the next: the readers must not change what they get.
 
 Its parts: `_cache_watch` lists and watches each kind, `_cache_store` holds what they
 read and assembles the snapshot, `_cache_objects` converts one object of each kind;
@@ -260,7 +261,7 @@ class ClusterCache:
         self._listed(_cache_objects.PODS)
         with self._store.lock:
             entry = self._store.pods.get(f"{namespace}/{name}")
-            return None if entry is None else _pod_view(entry)
+        return None if entry is None else _pod_view(entry)
 
     def list_pods(self, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
         wanted = _equality_selector(label_selector)
@@ -268,13 +269,13 @@ class ClusterCache:
         with self._store.lock:
             keys = sorted(self._store.pods_labelled(namespace, wanted))
             entries = [self._store.pods[k] for k in keys]
-        return [_pod_view(e) for e in entries]
+        return _pod_views(entries)
 
     def list_node_pods(self, node: str) -> list[dict[str, Any]]:
         self._listed(_cache_objects.PODS)
         with self._store.lock:
             entries = [self._store.pods[k] for k in sorted(self._store.pods_by_node.get(node, ()))]
-        return [_pod_view(e) for e in entries]
+        return _pod_views(entries)
 
     def read_node(self, name: str) -> dict[str, Any] | None:
         """The node's taints and resourceVersion as last seen (the fields a write of its
@@ -331,6 +332,22 @@ def _rfc3339(moment: datetime.datetime | None) -> str | None:
 
 
 def _pod_view(entry: _cache_objects.PodEntry) -> dict[str, Any]:
+    """The entry's view, built at its first read and kept with it: the executor reads a
+    workload's pods at every check, and an entry is replaced, never changed, when its
+    pod changes (completing it at a snapshot changes no field read here). Shared by
+    every read of the entry: callers must not change it."""
+    view = entry.view
+    if view is None:
+        view = entry.view = _built_view(entry)
+    return view
+
+
+def _pod_views(entries: list[_cache_objects.PodEntry]) -> list[dict[str, Any]]:
+    # Most are built already, at every check after the first: no call for those.
+    return [e.view or _pod_view(e) for e in entries]
+
+
+def _built_view(entry: _cache_objects.PodEntry) -> dict[str, Any]:
     pod = entry.pod
     meta: dict[str, Any] = {
         "name": pod.name,

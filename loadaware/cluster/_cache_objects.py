@@ -21,6 +21,9 @@ class PodEntry:
     class_priority: bool  # its priority comes from its class (completed at the snapshot)
     unschedulable: bool  # kube-scheduler found no node for it (PodScheduled False)
     published: bool = False  # in a snapshot: never changed in place from then on
+    # The pod as the executor's reads give it (ClusterCache), built at its first read:
+    # a watch event replaces the entry rather than change it, so the view goes with it.
+    view: dict[str, Any] | None = None
 
 
 def _reader(raw: Any, kind: str, position: int, namespaced: bool) -> _fields.FieldReader:

@@ -140,7 +140,9 @@ class CacheStore:
             self.node_taints = dict(node_taints or {})
         elif kind.path in _cache_objects.RESOLUTION_PATHS and converted != kind.objects:
             self._resolution += 1
-        kind.objects = converted
+        # Pods are kept in `pods` alone: here, the listed entries (and the views built
+        # on them) would outlive their pods' changes and deletions until the next list.
+        kind.objects = {} if kind.path == _cache_objects.PODS else converted
         kind.version = version or ""
         kind.served = version is not None
         kind.synced = True
@@ -289,8 +291,8 @@ class CacheStore:
         if not labels:
             return set(self.pods_by_namespace.get(namespace, ()))
         sets = [self.pods_by_label.get((namespace, k, v), set()) for k, v in labels.items()]
-        smallest = min(sets, key=len)
-        return {k for k in smallest if all(k in other for other in sets)}
+        sets.sort(key=len)
+        return sets[0].intersection(*sets[1:])
 
     def _put_pod(self, key: str, entry: _cache_objects.PodEntry) -> None:
         old = self.pods.get(key)

@@ -33,7 +33,8 @@ RawObject = dict[str, Any]
 
 
 class Reads(Protocol):
-    """What can answer the evictor's reads instead of the API server (ClusterCache)."""
+    """What can answer the evictor's reads instead of the API server (ClusterCache).
+    What it returns may be shared by every read of the same object: read, never change."""
 
     def read_pod(self, namespace: str, name: str) -> RawObject | None: ...
     def list_pods(self, namespace: str, label_selector: str = "") -> list[RawObject]: ...
