@@ -2,7 +2,7 @@
 
     python -m bench.round_evictions                        # 1,000 and 5,000 nodes
     python -m bench.round_evictions --sizes 1000 --evictions 50
-    python -m bench.round_evictions --sizes 1000 --profile # cProfile of the evictions
+    python -m bench.round_evictions --sizes 1000 --profile # where the evictions' CPU goes
 
 For every size it generates a usage-independent cluster (`python -m bench.generate`,
 about 30 pods per node) and serves it with `loadaware sim serve` in a process of
@@ -18,14 +18,17 @@ taints, the eviction and the wait for its replacement, in loadaware's process (t
 cache's watch threads included) and, apart, in the simulator's. Reading the
 cluster, planning and the relief check are done once per round, whatever the
 number of evictions, and are not in it. The table gives per size: evictions
-planned and carried out, loadaware's CPU seconds per eviction and, of them, those
-its evicting thread spent writing steering taints (the watch events the writes
-cause are not in that part), the simulator's, wall seconds per eviction, taint
-writes per eviction and the median of nodes tainted as evictions were sent (both
-grow with the eligible set a landing needs under node sampling: about 25 nodes
-at 1,000 nodes, where kube-scheduler scores 42% of them, and 130 at 5,000, where
-it scores 10%), and each process's peak memory. `--lookahead N` sets
-steering.lookahead for the rounds.
+planned and carried out, loadaware's CPU seconds per eviction split three ways
+(its evicting thread writing steering taints; the same thread's other work: the
+re-check, landing control, the eviction, the state and the waits; its other
+threads, chiefly the cluster cache's watches, which receive an event for every
+taint written), the simulator's, wall seconds per eviction, taint writes per
+eviction and the median of nodes tainted as evictions were sent (both grow with
+the eligible set a landing needs under node sampling: about 25 nodes at 1,000
+nodes, where kube-scheduler scores 42% of them, and 130 at 5,000, where it
+scores 10%), and each process's peak memory. `--lookahead N` sets
+steering.lookahead for the rounds; `--profile` prints where the evicting
+thread's CPU went.
 
 Not part of `make test`: a 5,000-node cluster takes minutes to generate and serve.
 """
@@ -64,6 +67,8 @@ COLUMNS = (
     "evicted",
     "loadaware CPU s per eviction",
     "of which taint writes",
+    "of which evicting thread, other work",
+    "of which other threads",
     "simulator CPU s per eviction",
     "wall s per eviction",
     "taint writes per eviction",
@@ -81,6 +86,7 @@ class Row:
     evicted: int
     cpu_seconds: float  # loadaware's, over the evicting phase
     write_seconds: float  # of it, the evictor's thread writing steering taints
+    thread_seconds: float  # of it, the evictor's thread, the writes included
     sim_cpu_seconds: float
     wall_seconds: float
     taint_writes: int
@@ -97,6 +103,8 @@ class Row:
             str(self.evicted),
             f"{self.cpu_seconds / per:.3f}",
             f"{self.write_seconds / per:.3f}",
+            f"{(self.thread_seconds - self.write_seconds) / per:.3f}",
+            f"{(self.cpu_seconds - self.thread_seconds) / per:.3f}",
             f"{self.sim_cpu_seconds / per:.3f}",
             f"{self.wall_seconds / per:.3f}",
             f"{self.taint_writes / per:.1f}",
@@ -199,14 +207,23 @@ class _WriteClock:
         return timed
 
 
+@dataclass(frozen=True, slots=True)
+class _Spent:
+    """CPU and wall seconds of a round's evicting phase."""
+
+    cpu: float  # loadaware's process
+    thread: float  # the thread that evicts (and writes the taints)
+    sim_cpu: float  # the simulator's process
+    wall: float
+
+
 def _round(
     settings: policy.LoadAwarePolicy,
     kubeconfig: pathlib.Path,
     server_pid: int,
     profile: cProfile.Profile | None,
-) -> tuple[rounds.RoundRecord, float, float, float]:
-    """One round as `run --once` runs it; loadaware's CPU seconds, the simulator's and
-    the wall seconds of its evicting phase."""
+) -> tuple[rounds.RoundRecord, _Spent]:
+    """One round as `run --once` runs it, and what its evicting phase spent."""
     client = kube.api_client(ClientSettings(kubeconfig=str(kubeconfig)))
     kubernetes.client.CoreV1Api(client).create_namespace(
         {"metadata": {"name": settings.state.namespace}}
@@ -214,7 +231,12 @@ def _round(
     marks: dict[str, tuple[float, float, float]] = {}
 
     def on_phase(step: str) -> None:
-        marks[step] = (time.process_time(), _proc_cpu_seconds(server_pid), time.monotonic())
+        marks[step] = (
+            time.process_time(),
+            time.thread_time(),
+            _proc_cpu_seconds(server_pid),
+            time.monotonic(),
+        )
         if profile is not None and step == "evicting":
             profile.enable()
         elif profile is not None and step == "verifying":
@@ -231,14 +253,15 @@ def _round(
     if profile is not None:
         profile.disable()
     if "evicting" not in marks:
-        return result.record, 0.0, 0.0, 0.0
+        return result.record, _Spent(0.0, 0.0, 0.0, 0.0)
     start = marks["evicting"]
     end = marks.get("verifying") or (
         time.process_time(),
+        time.thread_time(),
         _proc_cpu_seconds(server_pid),
         time.monotonic(),
     )
-    return result.record, end[0] - start[0], end[1] - start[1], end[2] - start[2]
+    return result.record, _Spent(*(e - s for e, s in zip(end, start, strict=True)))
 
 
 def measure(
@@ -256,7 +279,7 @@ def measure(
         server, kubeconfig = _serve(directory, log)
         try:
             with _WriteClock() as writes:
-                record, cpu, sim_cpu, wall = _round(
+                record, spent = _round(
                     _policy(evictions, lookahead), kubeconfig, server.pid, profile
                 )
             sim_peak = _proc_peak_mib(server.pid)
@@ -269,10 +292,11 @@ def measure(
         pods=int(record.inputs.get("pods") or 0),
         planned=len(record.plan.evictions) if record.plan else 0,
         evicted=execution.count("evicted") if execution else 0,
-        cpu_seconds=cpu,
+        cpu_seconds=spent.cpu,
         write_seconds=writes.seconds,
-        sim_cpu_seconds=sim_cpu,
-        wall_seconds=wall,
+        thread_seconds=spent.thread,
+        sim_cpu_seconds=spent.sim_cpu,
+        wall_seconds=spent.wall,
         taint_writes=execution.taint_writes if execution else 0,
         median_tainted=execution.tainted_median if execution else 0.0,
         peak_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -307,7 +331,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=pathlib.Path,
         help="generate into DIR/<nodes> and reuse what is there (default: a temporary dir)",
     )
-    parser.add_argument("--profile", action="store_true", help="print cProfile's top entries")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="print cProfile's top entries, by the evicting thread's CPU time",
+    )
     parser.add_argument(
         "--lookahead",
         type=int,
@@ -322,7 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--evictions must be 0 (no cap) or more")
     rows = []
     for size in sizes:
-        profile = cProfile.Profile() if args.profile else None
+        profile = cProfile.Profile(time.thread_time) if args.profile else None
         with tempfile.TemporaryDirectory(prefix=f"round-evictions-{size}-") as scratch:
             directory = args.keep / str(size) if args.keep else pathlib.Path(scratch)
             directory.mkdir(parents=True, exist_ok=True)

@@ -1,7 +1,7 @@
 """`python -m bench.round_evictions` runs on a small cluster: it generates it, serves it
 with `sim serve` in a process of its own, carries out the capped plan through a
-live round and gives loadaware's and the simulator's CPU per eviction, in a table
-that names each column."""
+live round and gives loadaware's CPU per eviction, split by where it went, and the
+simulator's, in a table that names each column."""
 
 from __future__ import annotations
 
@@ -25,7 +25,19 @@ def test_round_evictions_bench_runs_small(
     assert row["nodes"] == "150"
     assert row["planned"] == "4"
     assert row["evicted"] == "4"
-    assert 0 < float(row["loadaware CPU s per eviction"]) < 5
+    total = float(row["loadaware CPU s per eviction"])
+    assert 0 < total < 5
+    parts = [
+        float(row[name])
+        for name in (
+            "of which taint writes",
+            "of which evicting thread, other work",
+            "of which other threads",
+        )
+    ]
+    assert all(part >= 0 for part in parts)
+    # Three cells rounded to the thousandth add up to the total's.
+    assert sum(parts) == pytest.approx(total, abs=0.002)
     assert float(row["simulator CPU s per eviction"]) > 0
     assert (tmp_path / "150" / "cluster.json").exists()
 
