@@ -37,7 +37,8 @@ go to the API server. A pod's is built once per change of the pod and shared by 
 read until the next: the readers must not change what they get.
 
 Its parts: `_cache_watch` lists and watches each kind, `_cache_store` holds what they
-read and assembles the snapshot, `_cache_objects` converts one object of each kind;
+read and assembles the snapshot, `_cache_objects` converts one object of each kind,
+`_cache_pod_pages` reads the pod list's pages typed, as the file loader reads pods;
 this module answers from them.
 """
 

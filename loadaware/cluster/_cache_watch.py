@@ -1,6 +1,7 @@
 """Keeping the cluster cache current: one thread per kind lists it (paginated, as
-read_cluster does), then watches from the list's resourceVersion with bookmarks,
-writing what it reads into the cache's store.
+read_cluster does; the pods' pages read typed, _cache_pod_pages), then watches from
+the list's resourceVersion with bookmarks, writing what it reads into the cache's
+store.
 
 A watch the server ends at its timeout is opened again from the last
 resourceVersion. One answered 410 Gone (the version was compacted away), one cut
@@ -23,7 +24,14 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from loadaware import kube
-from loadaware.cluster import _cache_node_events, _cache_objects, _cache_store, _convert, _live
+from loadaware.cluster import (
+    _cache_node_events,
+    _cache_objects,
+    _cache_pod_pages,
+    _cache_store,
+    _convert,
+    _live,
+)
 from loadaware.errors import ClusterError, InputError, UnreachableError
 
 if TYPE_CHECKING:
@@ -68,7 +76,7 @@ class KindWatchers:
         self._responses: dict[str, Any] = {}  # kind -> the open watch response
         self._said_alike: set[str] = set()  # failures logged, whatever the kind
         # One converter for the cache's life: what the objects share is kept once.
-        converter = _convert.Converter()
+        converter = self._converter = _convert.Converter()
         self._converters = {
             path: functools.partial(convert, converter)
             for path, convert in _cache_objects.CONVERTERS.items()
@@ -145,13 +153,22 @@ class KindWatchers:
                 pause = min(pause * 2, _RETRY_SECONDS[1])
 
     def _list(self, kind: _cache_store.Kind) -> None:
-        items, version = _live.list_kind(self._client, kind.path, self._settings)
+        # Most of a large cluster's objects are pods: their pages are read typed, each
+        # pod kept as read, or left raw for its converter (see _cache_pod_pages).
+        pods = kind.path == _cache_objects.PODS
+        read_page = _cache_pod_pages.PodPages(self._converter).read if pods else None
+        items, version = _live.list_kind(
+            self._client, kind.path, self._settings, read_page=read_page
+        )
         converted: dict[str, Any] = {}
         invalid: dict[str, str] = {}
         node_taints: dict[str, _cache_store.NodeTaints] = {}
         convert = self._converters[kind.path]
         nodes = kind.path == _cache_objects.NODES
         for position, raw in enumerate(items, start=1):
+            if pods and isinstance(raw, _cache_objects.PodEntry):
+                converted[raw.pod.key] = raw
+                continue
             try:
                 key, value = convert(raw, position)
             except InputError as exc:

@@ -29,7 +29,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
 
@@ -122,17 +122,24 @@ def read_objects(
     return objects
 
 
+# Reads one page of a list (path, the page's bytes, the list's metadata or None) into
+# the objects it holds, noting the list's resourceVersion in the metadata (note_version).
+PageReader: TypeAlias = Callable[[str, bytes, dict[str, Any] | None], list[Any]]
+
+
 def list_kind(
     client: kubernetes.client.ApiClient,
     path: str,
     settings: ClientSettings,
     limiter: _TokenBucket | None = None,
-) -> tuple[list[dict[str, Any]], str | None]:
-    """Every object of one list path, raw, and the list's resourceVersion, from which a
-    watch continues; None for an optional kind the API server does not serve."""
+    read_page: PageReader | None = None,
+) -> tuple[list[Any], str | None]:
+    """Every object of one list path, raw (or as `read_page` reads each page; raw by
+    default), and the list's resourceVersion, from which a watch continues; None for
+    an optional kind the API server does not serve."""
     meta: dict[str, Any] = {}
     limiter = limiter or _TokenBucket(settings.qps, settings.burst)
-    items = list(_list_all(client, path, settings, limiter, meta))
+    items = list(_list_all(client, path, settings, limiter, meta, read_page))
     if not meta.get("served", True):
         return [], None
     return items, str(meta.get("resourceVersion") or "")
@@ -144,25 +151,15 @@ def _list_all(
     settings: ClientSettings,
     limiter: _TokenBucket,
     meta: dict[str, Any] | None = None,
-) -> Iterator[dict[str, Any]]:
+    read_page: PageReader | None = None,
+) -> Iterator[Any]:
+    read_page = read_page or read_raw_page
     restarted = False
     while True:
-        items: list[dict[str, Any]] = []
+        items: list[Any] = []
         try:
             for data in _prefetched_pages(client, path, settings, limiter, meta):
-                page = _parse(path, data)
-                if meta is not None and "resourceVersion" not in meta:
-                    # Every page of a list carries the first page's resourceVersion.
-                    version = (page.get("metadata") or {}).get("resourceVersion")
-                    meta["resourceVersion"] = version
-                kind = str(page.get("kind", ""))
-                item_kind = kind[:-4] if kind.endswith("List") else kind
-                api_version = page.get("apiVersion", "v1")
-                for item in page.get("items") or []:
-                    # List items come without kind and apiVersion; the converter needs them.
-                    item["kind"] = item_kind
-                    item["apiVersion"] = api_version
-                    items.append(item)
+                items.extend(read_page(path, data, meta))
             yield from items
             return
         except _ExpiredError:
@@ -175,6 +172,36 @@ def _list_all(
                     reference="cluster-list-expired",
                 ) from None
             restarted = True
+
+
+def read_raw_page(path: str, data: bytes, meta: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """A page's objects, raw, each given the kind and apiVersion of the list (a
+    PageReader); ClusterError for a page that is not a JSON object."""
+    page = _parse(path, data)
+    note_version(meta, page.get("metadata"))
+    item_kind = item_kind_of(str(page.get("kind", "")))
+    api_version = page.get("apiVersion", "v1")
+    return [stamped(item, item_kind, api_version) for item in page.get("items") or []]
+
+
+def note_version(meta: dict[str, Any] | None, page_metadata: Any) -> None:
+    """Note the list's resourceVersion from its first page's metadata."""
+    if meta is not None and "resourceVersion" not in meta:
+        # Every page of a list carries the first page's resourceVersion.
+        meta["resourceVersion"] = (page_metadata or {}).get("resourceVersion")
+
+
+def item_kind_of(kind: str) -> str:
+    """The kind of a list's items: `PodList` holds Pods."""
+    return kind[:-4] if kind.endswith("List") else kind
+
+
+def stamped(item: Any, item_kind: str, api_version: Any) -> Any:
+    """The list item, given its kind and apiVersion: list items come without them,
+    and the converter needs them."""
+    item["kind"] = item_kind
+    item["apiVersion"] = api_version
+    return item
 
 
 def _parse(path: str, data: bytes) -> dict[str, Any]:

@@ -112,6 +112,7 @@ class _Spec(Struct):
 class _Condition(Struct):
     type: str = ""
     status: str = ""
+    reason: str = ""  # read by the cluster cache (PodScheduled: Unschedulable)
 
 
 class _Waiting(Struct):
