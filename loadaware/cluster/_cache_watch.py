@@ -375,6 +375,9 @@ def _lines(response: Any) -> Iterator[bytes]:
 
 
 def _describe(kind: _cache_store.Kind, raw: Any) -> str:
-    meta = (raw.get("metadata") or {}) if isinstance(raw, dict) else {}
+    meta = raw.get("metadata") if isinstance(raw, dict) else None
+    if not isinstance(meta, dict):
+        # The object is refused for it; what names it must not fail in turn.
+        meta = {}
     namespace, name = meta.get("namespace"), meta.get("name")
     return f"{kind.name}: {namespace}/{name}" if namespace else f"{kind.name}: {name}"

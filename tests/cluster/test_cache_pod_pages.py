@@ -310,3 +310,14 @@ def test_items_keep_their_place_for_the_errors_named_by_position() -> None:
     typed, generic = read_both(page([pod, nameless]))
     assert typed == generic
     assert typed[0][1] == {"pods: shop/None": "Pod (object #2): metadata.name: missing"}
+
+
+def test_a_pod_whose_metadata_is_not_an_object_is_refused_and_the_rest_kept() -> None:
+    generated = scenarios.generate_cluster(nodes=1, now=NOW, seed=3)
+    good = next(o for o in generated.cluster_document()["items"] if o["kind"] == "Pod")
+    bad = copy.deepcopy(good)
+    bad["metadata"] = "web-1"
+    read = _cache_pod_pages.PodPages(_convert.Converter()).read(PODS, page([bad, good]), {})
+    entries, refused = converted(read)
+    assert list(entries) == [f"{good['metadata']['namespace']}/{good['metadata']['name']}"]
+    assert list(refused) == ["pods: None"]
