@@ -209,12 +209,26 @@ class _WriteClock:
 
 @dataclass(frozen=True, slots=True)
 class _Spent:
-    """CPU and wall seconds of a round's evicting phase."""
+    """CPU and wall seconds: read at a moment (`now`), or spent between two."""
 
     cpu: float  # loadaware's process
     thread: float  # the thread that evicts (and writes the taints)
     sim_cpu: float  # the simulator's process
     wall: float
+
+    @classmethod
+    def now(cls, server_pid: int) -> _Spent:
+        return cls(
+            time.process_time(), time.thread_time(), _proc_cpu_seconds(server_pid), time.monotonic()
+        )
+
+    def since(self, start: _Spent) -> _Spent:
+        return _Spent(
+            self.cpu - start.cpu,
+            self.thread - start.thread,
+            self.sim_cpu - start.sim_cpu,
+            self.wall - start.wall,
+        )
 
 
 def _round(
@@ -228,15 +242,10 @@ def _round(
     kubernetes.client.CoreV1Api(client).create_namespace(
         {"metadata": {"name": settings.state.namespace}}
     )
-    marks: dict[str, tuple[float, float, float]] = {}
+    marks: dict[str, _Spent] = {}
 
     def on_phase(step: str) -> None:
-        marks[step] = (
-            time.process_time(),
-            time.thread_time(),
-            _proc_cpu_seconds(server_pid),
-            time.monotonic(),
-        )
+        marks[step] = _Spent.now(server_pid)
         if profile is not None and step == "evicting":
             profile.enable()
         elif profile is not None and step == "verifying":
@@ -254,14 +263,8 @@ def _round(
         profile.disable()
     if "evicting" not in marks:
         return result.record, _Spent(0.0, 0.0, 0.0, 0.0)
-    start = marks["evicting"]
-    end = marks.get("verifying") or (
-        time.process_time(),
-        time.thread_time(),
-        _proc_cpu_seconds(server_pid),
-        time.monotonic(),
-    )
-    return result.record, _Spent(*(e - s for e, s in zip(end, start, strict=True)))
+    end = marks.get("verifying") or _Spent.now(server_pid)
+    return result.record, end.since(marks["evicting"])
 
 
 def measure(

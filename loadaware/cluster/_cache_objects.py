@@ -52,13 +52,15 @@ def _pod(converter: _convert.Converter, raw: Any, position: int) -> tuple[str, A
     pod, class_priority = converter.pod(raw, _reader(raw, "Pod", position, True))
     conditions = (raw.get("status") or {}).get("conditions") or []
     unschedulable = any(
-        isinstance(c, dict)
-        and c.get("type") == "PodScheduled"
-        and c.get("status") == "False"
-        and c.get("reason") == "Unschedulable"
+        isinstance(c, dict) and found_no_node(c.get("type"), c.get("status"), c.get("reason"))
         for c in conditions
     )
     return pod.key, PodEntry(pod, class_priority, unschedulable)
+
+
+def found_no_node(condition_type: Any, status: Any, reason: Any) -> bool:
+    """Whether a pod's condition says kube-scheduler found no node for it."""
+    return condition_type == "PodScheduled" and status == "False" and reason == "Unschedulable"
 
 
 def _pdb(converter: _convert.Converter, raw: Any, position: int) -> tuple[str, Any]:

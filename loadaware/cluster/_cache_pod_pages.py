@@ -94,9 +94,7 @@ class PodPages:
             return None
         pod, class_priority = read
         assert item.status is not None  # PlainPodReader reads no pod without one
-        # As _cache_objects' pod converter says it: kube-scheduler found no node.
         unschedulable = any(
-            c.type == "PodScheduled" and c.status == "False" and c.reason == "Unschedulable"
-            for c in item.status.conditions
+            _cache_objects.found_no_node(c.type, c.status, c.reason) for c in item.status.conditions
         )
         return _cache_objects.PodEntry(pod, class_priority, unschedulable)
