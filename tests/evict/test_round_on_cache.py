@@ -25,6 +25,7 @@ from loadaware import round as rounds
 from tests.lib.cache import caught_up
 from tests.lib.live import cached_live_context, live_context, metrics_server_policy
 from tests.lib.sim import sim_server
+from tests.lib.wait import poll
 
 # What the cache reads; during a round on the cache none is listed or got.
 CLUSTER_KINDS = frozenset(
@@ -147,6 +148,16 @@ def test_a_watch_fault_mid_round_relists_and_changes_no_decision(
     servers: Callable[[], sim.SimServer], tmp_path: pathlib.Path, fault: str
 ) -> None:
     fresh = _fresh_round(servers(), tmp_path)
+    # A cut that meets a watch being opened again fails that call instead.
+    causes = {
+        "cut": ("dropped", "failed"),
+        "expired": ("expired",),
+        "restart": ("dropped", "failed"),
+    }[fault]
+
+    def relisted(cache: cluster.ClusterCache) -> int:
+        relists = cache.stats()["pods"]["relists"]
+        return sum(relists.get(cause, 0) for cause in causes)
 
     def inject(server: sim.SimServer, cache: cluster.ClusterCache, n: int) -> None:
         if n != 3:
@@ -157,19 +168,15 @@ def test_a_watch_fault_mid_round_relists_and_changes_no_decision(
             server.sim.expire_watches()
         else:
             server.restart()
+        # Nothing changes meanwhile, so the cache is caught up by resourceVersion
+        # whether or not it has seen the fault: the round goes on once it relisted.
+        poll(lambda: relisted(cache), f"the pods' relist after the {fault} watch")
 
     audit, cache, requests = _cached_round(servers(), tmp_path, during=inject)
     assert audit["exitCode"] == 0, audit["reason"]
     assert _decisions(audit) == _decisions(fresh)
     assert _landings(audit) == _landings(fresh)
-    # A cut that meets a watch being opened again fails that call instead.
-    causes = {
-        "cut": ("dropped", "failed"),
-        "expired": ("expired",),
-        "restart": ("dropped", "failed"),
-    }[fault]
-    relists = cache.stats()["pods"]["relists"]
-    assert sum(relists.get(cause, 0) for cause in causes) >= 1, relists
+    assert relisted(cache) >= 1, cache.stats()["pods"]["relists"]
     # The relist, and only it, lists pods again.
     assert requests.get(("list", "pods"), 0) >= 1
     assert requests.get(("get", "pods"), 0) == 0
